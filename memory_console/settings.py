@@ -1,0 +1,145 @@
+"""Settings for Memory Console, read from the environment (see README, "Configuration")."""
+
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from memory_console.database import database_url, parse_database_url
+from memory_console.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+DEBUG = env_bool("DEBUG", False)
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one generated once into ./var/secret_key.
+
+    A generated key is enough for one machine; several servers must share an explicit one.
+    """
+    explicit = env_str("SECRET_KEY")
+    if explicit is not None:
+        if len(explicit) < 32:
+            raise ImproperlyConfigured("SECRET_KEY must be at least 32 characters long")
+        return explicit
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# The two limits that bound a prompt: lines per turn and characters per fact.
+MEMORY_MAX_LINES = env_int("MEMORY_MAX_LINES", 20, minimum=1, maximum=200)
+MEMORY_MAX_FACT_CHARS = env_int("MEMORY_MAX_FACT_CHARS", 240, minimum=16, maximum=2000)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "pgtrigger",
+    "django_htmx",
+    "template_partials",
+    "memory_core",
+    "memory_console",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memory_console.urls"
+WSGI_APPLICATION = "memory_console.wsgi.application"
+ASGI_APPLICATION = "memory_console.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+_db = parse_database_url(database_url(BASE_DIR))
+_extra = _db.pop("EXTRA_OPTIONS")
+DATABASES = {
+    "default": {
+        **_db,
+        # Connections come from psycopg's pool; CONN_MAX_AGE must stay 0 with a pool.
+        "CONN_MAX_AGE": 0,
+        "OPTIONS": {
+            **_extra,
+            "pool": {
+                "min_size": env_int("DB_POOL_MIN", 1, minimum=0),
+                "max_size": env_int("DB_POOL_MAX", 10, minimum=1),
+                "timeout": env_int("DB_POOL_TIMEOUT", 10, minimum=1),
+            },
+        },
+        "TEST": {"NAME": env_str("TEST_DATABASE_NAME", f"test_{_db['NAME']}")},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+SECURE_COOKIES = env_bool("SECURE_COOKIES", False)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,197 @@
+"""Actors, their chains, and the scope tree they hang in.
+
+`chain_of` is the only way code learns which scopes apply to an actor; it reads the ordered
+memberships and hands them to the pure resolver in `chain.py`.
+"""
+
+import re
+
+from django.db import transaction
+
+from memory_core import audit, ledger
+from memory_core.chain import resolve_chain
+from memory_core.errors import Forbidden, Invalid, NotFound
+from memory_core.models import Actor, Membership, Scope
+from memory_core.scopes import GLOBAL, ID_PATTERN, actor_scope, is_valid_scope
+
+_REF_RE = re.compile(ID_PATTERN)
+
+
+def global_scope() -> Scope:
+    return Scope.objects.get(token=GLOBAL)
+
+
+def chain_of(actor: Actor) -> tuple[str, ...]:
+    memberships = actor.memberships.order_by("rank").values_list("scope__token", flat=True)
+    return resolve_chain(actor.ref, list(memberships))
+
+
+def ancestors(scope: Scope) -> list[Scope]:
+    """The scope itself and every scope above it, narrowest first (one query)."""
+    rows = Scope.objects.raw(
+        """
+        WITH RECURSIVE up AS (
+            SELECT s.*, 0 AS depth FROM memory_core_scope s WHERE s.id = %s
+            UNION ALL
+            SELECT p.*, up.depth + 1 FROM memory_core_scope p JOIN up ON p.id = up.parent_id
+            WHERE up.depth < 64
+        )
+        SELECT * FROM up ORDER BY depth
+        """,
+        [scope.id],
+    )
+    return list(rows)
+
+
+def is_within(scope: Scope, outer: Scope) -> bool:
+    """True when `scope` is `outer` or lies below it in the tree."""
+    if outer.token == GLOBAL:
+        return True
+    return any(s.id == outer.id for s in ancestors(scope))
+
+
+def stream_for(parent: Scope | None, token: str) -> str:
+    if parent is None or parent.token == GLOBAL:
+        return token
+    return parent.stream
+
+
+def ensure_scope(token: str, parent: Scope, label: str = "") -> tuple[Scope, bool]:
+    if not is_valid_scope(token) or token.startswith("actor:"):
+        raise Invalid(f"not a scope token: {token!r} (expected kind:id, e.g. team:ops)")
+    scope, created = Scope.objects.get_or_create(
+        token=token,
+        defaults={"parent": parent, "label": label, "stream": stream_for(parent, token)},
+    )
+    return scope, created
+
+
+def validate_ref(ref: str) -> None:
+    if not isinstance(ref, str) or not _REF_RE.fullmatch(ref):
+        raise Invalid(
+            "actor ref must be 1-128 characters of letters, digits and . _ @ -, "
+            "starting with a letter or digit"
+        )
+
+
+def _set_memberships(actor: Actor, scopes: list[Scope]) -> None:
+    actor.memberships.all().delete()
+    Membership.objects.bulk_create(
+        Membership(actor=actor, scope=scope, rank=rank) for rank, scope in enumerate(scopes)
+    )
+    # The actor's own scope hangs under its narrowest membership, so the tree (used for
+    # administration and for the ledger stream) follows the chain.
+    parent = scopes[0] if scopes else global_scope()
+    own = actor.scope
+    own.parent = parent
+    own.stream = stream_for(parent, own.token)
+    own.save(update_fields=["parent", "stream"])
+
+
+def _create_actor(ref: str, display_name: str, memberships: list[Scope]) -> Actor:
+    parent = memberships[0] if memberships else global_scope()
+    own, _ = Scope.objects.get_or_create(
+        token=actor_scope(ref),
+        defaults={"parent": parent, "stream": stream_for(parent, actor_scope(ref))},
+    )
+    actor = Actor.objects.create(ref=ref, display_name=display_name or "", scope=own)
+    _set_memberships(actor, memberships)
+    return actor
+
+
+def key_reaches(actor: Actor, reach: Scope) -> bool:
+    """An API key acts for an actor whose chain contains its reach scope."""
+    return reach.token in chain_of(actor)
+
+
+def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Actor:
+    """The actor `ref` as seen by an API key: unknown and out-of-reach are the same 404.
+
+    With register=True an actor seen for the first time is created with the chain
+    [actor:<ref>, <reach unless global>, global] (API.md, "Actors").
+    """
+    validate_ref(ref)
+    actor = Actor.objects.select_related("scope").filter(ref=ref).first()
+    if actor is not None:
+        if key_reaches(actor, api_key.reach):
+            return actor
+        audit.record(principal, "actor.lookup", 404, actor_ref=ref, detail={"reason": "reach"})
+        raise NotFound(f"actor {ref!r} not found")
+    if not register:
+        raise NotFound(f"actor {ref!r} not found")
+    with transaction.atomic():
+        memberships = [] if api_key.reach.token == GLOBAL else [api_key.reach]
+        actor = Actor.objects.select_for_update().filter(ref=ref).first()
+        if actor is None:
+            actor = _create_actor(ref, "", memberships)
+            ledger.append(
+                "actor.registered",
+                actor.scope,
+                principal,
+                {"scopes": list(chain_of(actor))},
+                actor_ref=ref,
+            )
+    return actor
+
+
+def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, principal) -> Actor:
+    """Create or update an actor's memberships (PUT /actors/{ref}).
+
+    Unknown scopes are created, each as a child of the next one in the list, the last as a
+    child of the key's reach. Every scope must lie inside the reach (else 403); the reach
+    is added if missing.
+    """
+    validate_ref(ref)
+    reach = api_key.reach
+    with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
+        with transaction.atomic():
+            existing = Actor.objects.select_for_update().filter(ref=ref).first()
+            if existing is not None and not key_reaches(existing, reach):
+                raise NotFound(f"actor {ref!r} not found")
+            tokens = _clean_membership_tokens(scopes)
+            resolved = _resolve_membership_scopes(tokens, reach)
+            if reach.token != GLOBAL and reach not in resolved:
+                resolved.append(reach)
+            if existing is None:
+                actor = _create_actor(ref, display_name or "", resolved)
+                kind = "actor.registered"
+            else:
+                actor = existing
+                if display_name is not None:
+                    actor.display_name = display_name
+                    actor.save(update_fields=["display_name"])
+                _set_memberships(actor, resolved)
+                kind = "actor.updated"
+            ledger.append(kind, actor.scope, principal, {"scopes": list(chain_of(actor))}, ref)
+    audit.record(principal, "actor.put", 200, actor_ref=ref, scope=actor.scope.token)
+    return actor
+
+
+def _clean_membership_tokens(scopes: list[str]) -> list[str]:
+    tokens = []
+    for token in scopes:
+        if not is_valid_scope(token):
+            raise Invalid(f"not a scope token: {token!r} (expected kind:id, e.g. team:ops)")
+        if token.startswith("actor:") or token == GLOBAL:
+            raise Invalid(f"scopes lists memberships only, without actor:… and global: {token!r}")
+        if token in tokens:
+            raise Invalid(f"scope {token!r} is listed twice")
+        tokens.append(token)
+    return tokens
+
+
+def _resolve_membership_scopes(tokens: list[str], reach: Scope) -> list[Scope]:
+    existing = {s.token: s for s in Scope.objects.filter(token__in=tokens)}
+    for token, scope in existing.items():
+        if not is_within(scope, reach):
+            raise Forbidden(f"scope {token!r} lies outside this key's reach ({reach.token})")
+    # Create unknown scopes widest first: each is a child of the next one in the list.
+    resolved: dict[str, Scope] = {}
+    parent = reach
+    for token in reversed(tokens):
+        scope = existing.get(token)
+        if scope is None:
+            scope, _ = ensure_scope(token, parent)
+        resolved[token] = scope
+        parent = scope
+    return [resolved[t] for t in tokens]

@@ -1,0 +1,33 @@
+"""Domain refusals. Delivery layers map each to a status once (API: exception handler)."""
+
+
+class DomainError(Exception):
+    status = 400
+    reason = "refused"
+
+    def __init__(self, message: str, *, reason: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if reason is not None:
+            self.reason = reason
+
+
+class Invalid(DomainError):
+    """Malformed input: nothing was changed (422)."""
+
+    status = 422
+    reason = "invalid"
+
+
+class Forbidden(DomainError):
+    """Visible, but beyond what this principal may do (403)."""
+
+    status = 403
+    reason = "forbidden"
+
+
+class NotFound(DomainError):
+    """Absent, or invisible to this principal: the two must be indistinguishable (404)."""
+
+    status = 404
+    reason = "not_found"

@@ -1,0 +1,130 @@
+"""Forget: erase every version of a memory and every prompt-line copy of its text.
+
+This module holds the one sanctioned DELETE of memory rows (the database refuses any
+other). Privacy outranks replay: stored digests that showed the memory are rewritten so
+the line stays but says `[forgotten]`, and a later replay returns the scrubbed digest.
+"""
+
+from dataclasses import dataclass
+
+import pgtrigger
+from django.db import transaction
+
+from memory_core import audit, ledger
+from memory_core.block import FORGOTTEN, scrub
+from memory_core.errors import Forbidden, NotFound
+from memory_core.facts import Line
+from memory_core.locks import advisory_xact_lock
+from memory_core.models import Digest, DigestLine, Memory
+from memory_core.permissions import can_administer
+from memory_core.verdicts import ALLOW, FORBIDDEN, forget_verdict
+
+DELETE_TRIGGER = "memory_core.Memory:memory_delete_only_by_forget"
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    memory_ids: tuple[str, ...]
+    digests: int
+    lines: int
+
+
+def forget_for_actor(memory: Memory, actor, chain, *, principal) -> Forgotten:
+    """The API's forget: own scope only (403 if visible but wider; callers 404 the rest)."""
+    with audit.refusals_logged(principal, "forget", actor_ref=actor.ref):
+        verdict = forget_verdict(memory.scope.token, chain)
+        if verdict == FORBIDDEN:
+            raise Forbidden(
+                "this memory is held at a wider scope; an administrator forgets it in the console"
+            )
+        if verdict != ALLOW:
+            raise NotFound("memory not found")
+        return _forget(memory, principal, actor_ref=actor.ref)
+
+
+def forget(memory: Memory, *, principal) -> Forgotten:
+    """The console's and operators' forget: an administrator of the memory's scope."""
+    with audit.refusals_logged(principal, "forget", scope=memory.scope.token):
+        if not principal.is_human or not can_administer(principal, memory.scope):
+            raise Forbidden(f"you do not administer {memory.scope.token}")
+        return _forget(memory, principal)
+
+
+def _forget(memory: Memory, principal, actor_ref: str | None = None) -> Forgotten:
+    scope = memory.scope
+    with transaction.atomic():
+        advisory_xact_lock("memory", scope.id, memory.key)
+        versions = list(
+            Memory.objects.select_for_update().filter(lineage=memory.lineage).order_by("id")
+        )
+        if not versions:
+            raise NotFound("memory not found")
+        uids = {m.uid for m in versions}
+        digests, lines = _scrub_digests(uids)
+        # Other memories may point here (a promotion's promoted_from); they keep their own
+        # text, which a person chose to republish, but lose the link.
+        Memory.objects.filter(promoted_from__in=versions).exclude(lineage=memory.lineage).update(
+            promoted_from=None
+        )
+        DigestLine.objects.filter(memory__in=versions).update(memory=None)
+        with pgtrigger.ignore(DELETE_TRIGGER):
+            # Newest first, so no row is deleted while a later version still supersedes it.
+            for version in sorted(versions, key=lambda m: m.id, reverse=True):
+                Memory.objects.filter(pk=version.pk).delete()
+        ledger.append(
+            "memory.forgotten",
+            scope,
+            principal,
+            {"memories": sorted(uids), "versions": len(uids), "digests": digests, "lines": lines},
+            actor_ref=actor_ref,
+        )
+    result = Forgotten(memory_ids=tuple(sorted(uids)), digests=digests, lines=lines)
+    audit.record(
+        principal,
+        "forget",
+        204,
+        actor_ref=actor_ref,
+        scope=scope.token,
+        memory_ids=result.memory_ids,
+        count=len(uids),
+        detail={"digests": digests, "lines": lines},
+    )
+    return result
+
+
+def _scrub_digests(uids: set[str]) -> tuple[int, int]:
+    digest_ids = set(
+        DigestLine.objects.filter(memory_uid__in=uids).values_list("digest_id", flat=True)
+    )
+    scrubbed_lines = 0
+    for digest in Digest.objects.select_for_update().filter(id__in=digest_ids):
+        rows = list(digest.lines.order_by("n"))
+        lines = [Line(n=r.n, text=r.text, memory_id=r.memory_uid) for r in rows]
+        block, new_lines = scrub(digest.block, lines, uids)
+        digest.block = block
+        digest.entries = scrub_entries(digest.entries, uids)
+        digest.stats = {**digest.stats, "prompt_chars": len(block)}
+        digest.save(update_fields=["block", "entries", "stats"])
+        for row, line in zip(rows, new_lines, strict=True):
+            if row.text != line.text:
+                row.text = line.text
+                row.save(update_fields=["text"])
+                scrubbed_lines += 1
+    return len(digest_ids), scrubbed_lines
+
+
+def scrub_entries(entries: list[dict], uids: set[str]) -> list[dict]:
+    """Stored entries lose the key and text of forgotten memories (a key reveals as much)."""
+    cleaned = []
+    for entry in entries:
+        entry = dict(entry)
+        if entry.get("id") in uids:
+            entry["key"] = FORGOTTEN
+            entry["text"] = FORGOTTEN
+            entry["tags"] = []
+        entry["overrides"] = [
+            {**o, "text": FORGOTTEN} if o.get("id") in uids else o
+            for o in entry.get("overrides", [])
+        ]
+        cleaned.append(entry)
+    return cleaned

@@ -1,0 +1,25 @@
+"""The data of DESIGN.md §3, one module per idea."""
+
+from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
+from memory_core.models.digests import Digest, DigestLine
+from memory_core.models.ledger import LedgerEvent
+from memory_core.models.memories import Author, Memory, RetiredReason
+from memory_core.models.scopes import Actor, Membership, Scope
+from memory_core.models.transcripts import Message, Thread
+
+__all__ = [
+    "AccessLog",
+    "Actor",
+    "ApiKey",
+    "Author",
+    "Digest",
+    "DigestLine",
+    "LedgerEvent",
+    "Membership",
+    "Memory",
+    "Message",
+    "RetiredReason",
+    "Scope",
+    "ScopeGrant",
+    "Thread",
+]

@@ -1,0 +1,102 @@
+"""Who may do what: console grants, API keys, and the access log of every attempt."""
+
+import pgtrigger
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import Q
+
+from memory_core.ids import api_key_id
+from memory_core.models.ledger import _no_truncate
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin"
+    AUDITOR = "auditor"
+
+
+class ScopeGrant(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scope_grants"
+    )
+    scope = models.ForeignKey("memory_core.Scope", on_delete=models.CASCADE, related_name="grants")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # One role per user per scope: granting again changes the role.
+            models.UniqueConstraint(fields=["user", "scope"], name="grant_user_scope_unique"),
+        ]
+
+
+class ApiKey(models.Model):
+    uid = models.CharField(max_length=40, unique=True, default=api_key_id, editable=False)
+    name = models.CharField(max_length=100)
+    # The first characters of the secret, shown in lists and used to find the row.
+    prefix = models.CharField(max_length=16, unique=True)
+    # sha256 of the secret. Secrets are 256 random bits, so a fast hash is enough;
+    # the clear secret is shown once at creation and stored nowhere.
+    secret_hash = models.CharField(max_length=64)
+    reach = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.PROTECT, related_name="api_keys"
+    )
+    created_by = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(secret_hash__regex=r"^[0-9a-f]{64}$"), name="apikey_secret_is_hash"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def principal(self) -> str:
+        return f"key:{self.prefix}"
+
+
+class Channel(models.TextChoices):
+    API = "api"
+    CONSOLE = "console"
+    CLI = "cli"
+
+
+class AccessLog(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True)
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    principal = models.CharField(max_length=200)
+    actor_ref = models.CharField(max_length=128, null=True, blank=True)
+    action = models.CharField(max_length=40)
+    # An HTTP-like status: 200/201/204 done, 401/403/404/422 refused.
+    outcome = models.PositiveSmallIntegerField()
+    scope = models.CharField(max_length=161, null=True, blank=True)
+    memory_ids = ArrayField(models.CharField(max_length=40), default=list, blank=True)
+    count = models.PositiveIntegerField(default=0)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["principal", "-id"], name="access_principal_idx"),
+            models.Index(fields=["actor_ref", "-id"], name="access_actor_idx"),
+            models.Index(fields=["action", "-id"], name="access_action_idx"),
+            models.Index(fields=["created_at"], name="access_created_idx"),
+            # Probing shows up as refusals; the access page counts and lists them.
+            models.Index(fields=["-id"], condition=Q(outcome__gte=400), name="access_refused_idx"),
+            # The memory page lists the access rows about one memory.
+            GinIndex(fields=["memory_ids"], name="access_memory_ids_gin"),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="access_append_only",
+                operation=pgtrigger.Update | pgtrigger.Delete,
+            ),
+            _no_truncate("access_no_truncate", "the access log"),
+        ]

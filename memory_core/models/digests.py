@@ -1,0 +1,66 @@
+"""Digests: what one run (one agent turn) was given, kept for replay and attribution."""
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+
+from memory_core.ids import digest_id
+
+
+class Digest(models.Model):
+    uid = models.CharField(max_length=40, unique=True, default=digest_id, editable=False)
+    actor = models.ForeignKey("memory_core.Actor", on_delete=models.PROTECT, related_name="digests")
+    run_id = models.CharField(max_length=128)
+    thread_ref = models.CharField(max_length=128, null=True, blank=True)
+    query = models.TextField(null=True, blank=True)
+    chain = ArrayField(models.CharField(max_length=161))
+    block = models.TextField(blank=True, default="")
+    # The entries as the API returned them (memory shapes with overrides), for replay.
+    entries = models.JSONField(default=list)
+    stats = models.JSONField(default=dict)
+    # Copied out of stats: the number operators alert on, indexed below.
+    pinned_omitted = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # Determinism: one stored digest per (actor, run); a repeat returns it.
+            models.UniqueConstraint(fields=["actor", "run_id"], name="digest_one_per_actor_run"),
+        ]
+        indexes = [
+            models.Index(fields=["-created_at", "-id"], name="digest_recent_idx"),
+            models.Index(fields=["actor", "-created_at"], name="digest_actor_recent_idx"),
+            # Dashboard alerts: turns whose pinned memories did not all fit.
+            models.Index(
+                fields=["-created_at"],
+                condition=Q(pinned_omitted__gt=0),
+                name="digest_pinned_omitted_idx",
+            ),
+        ]
+
+
+class DigestLine(models.Model):
+    digest = models.ForeignKey(Digest, on_delete=models.CASCADE, related_name="lines")
+    n = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    # The memory version this line shows. Nulled when that memory is forgotten; memory_uid
+    # stays so an auditor can still see that a forgotten memory was here.
+    memory = models.ForeignKey(
+        "memory_core.Memory",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="digest_lines",
+    )
+    memory_uid = models.CharField(max_length=40)
+
+    class Meta:
+        ordering = ["digest", "n"]
+        constraints = [
+            models.UniqueConstraint(fields=["digest", "n"], name="digestline_digest_n_unique"),
+        ]
+        indexes = [
+            # Forget finds every prompt-line copy of a memory; attribution finds its runs.
+            models.Index(fields=["memory_uid"], name="digestline_memory_uid_idx"),
+        ]

@@ -1,0 +1,57 @@
+"""The ledger: an append-only, hash-chained record of every change.
+
+One chain per stream (the top-level scope under `global`, or `global`), so tenants never
+contend for one lock. Payloads carry ids, scopes, counts and lengths — never a key or text.
+"""
+
+import pgtrigger
+from django.db import models
+
+
+def _no_truncate(name: str, table_label: str) -> pgtrigger.Trigger:
+    return pgtrigger.Trigger(
+        name=name,
+        level=pgtrigger.Statement,
+        when=pgtrigger.Before,
+        operation=pgtrigger.Truncate,
+        func=f"RAISE EXCEPTION '{table_label} is append-only (TRUNCATE refused)';",
+    )
+
+
+class LedgerEvent(models.Model):
+    stream = models.CharField(max_length=161)
+    seq = models.BigIntegerField()
+    kind = models.CharField(max_length=40)
+    scope = models.CharField(max_length=161)
+    principal = models.CharField(max_length=200)
+    actor_ref = models.CharField(max_length=128, null=True, blank=True)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            # One event per position in a stream ...
+            models.UniqueConstraint(fields=["stream", "seq"], name="ledger_stream_seq_unique"),
+            # ... and one successor per event: a fork of the chain cannot be committed.
+            models.UniqueConstraint(fields=["stream", "prev_hash"], name="ledger_no_fork"),
+        ]
+        indexes = [
+            # The ledger page: newest first, filtered by kind, scope or principal.
+            models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+            models.Index(fields=["scope", "-id"], name="ledger_scope_idx"),
+            models.Index(fields=["principal", "-id"], name="ledger_principal_idx"),
+            models.Index(fields=["created_at"], name="ledger_created_idx"),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="ledger_append_only",
+                operation=pgtrigger.Update | pgtrigger.Delete,
+            ),
+            _no_truncate("ledger_no_truncate", "the ledger"),
+        ]
+
+    def __str__(self):
+        return f"{self.stream}#{self.seq} {self.kind}"

@@ -1,0 +1,51 @@
+"""Conversation transcripts posted by hosts, so auditors can follow a memory to its origin.
+
+Pruning them never touches memories: a memory's origin is a pointer allowed to dangle.
+"""
+
+from django.db import models
+
+from memory_core.ids import message_id
+
+
+class Thread(models.Model):
+    actor = models.ForeignKey("memory_core.Actor", on_delete=models.PROTECT, related_name="threads")
+    # The host's own thread id; unique per actor, since two hosts may both call theirs "t1".
+    ref = models.CharField(max_length=128)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["actor", "ref"], name="thread_actor_ref_unique"),
+        ]
+        indexes = [
+            # The console's /threads/<thread_id>/ looks threads up by the host's id.
+            models.Index(fields=["ref"], name="thread_ref_idx"),
+        ]
+
+    def __str__(self):
+        return self.ref
+
+
+class Role(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class Message(models.Model):
+    uid = models.CharField(max_length=40, unique=True, default=message_id, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    run_id = models.CharField(max_length=128, null=True, blank=True)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            # Transcript pages and pruning read a thread's messages newest-first.
+            models.Index(fields=["thread", "-created_at", "-id"], name="message_thread_recent_idx"),
+            # Attribution highlights the messages of one run inside a thread.
+            models.Index(fields=["thread", "run_id"], name="message_thread_run_idx"),
+        ]

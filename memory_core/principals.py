@@ -1,0 +1,36 @@
+"""Who is acting: an agent's API key, a console user, or an operator at the command line."""
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Principal:
+    kind: str  # "api_key" | "user" | "system"
+    name: str  # what the ledger and access log record: "key:ab12cd34", "user:alice", "cli"
+    channel: str  # "api" | "console" | "cli"
+    user: Any = None
+    api_key: Any = None
+
+    @property
+    def is_human(self) -> bool:
+        """People (console users, operators at the CLI) may write above an actor's scope."""
+        return self.kind in {"user", "system"}
+
+    @classmethod
+    def for_user(cls, user, channel: str = "console") -> "Principal":
+        return cls(kind="user", name=f"user:{user.get_username()}", channel=channel, user=user)
+
+    @classmethod
+    def for_api_key(cls, api_key) -> "Principal":
+        return cls(kind="api_key", name=api_key.principal, channel="api", api_key=api_key)
+
+    @classmethod
+    def system(cls, name: str = "cli") -> "Principal":
+        return cls(kind="system", name=name, channel="cli")
+
+    @property
+    def username(self) -> str:
+        if self.user is not None:
+            return self.user.get_username()
+        return self.name

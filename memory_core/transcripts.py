@@ -1,0 +1,101 @@
+"""Conversation transcripts: recording messages, and pruning old ones.
+
+Pruning never touches memories: a memory learned in a pruned thread keeps its origin
+fields, and every surface reports "origin no longer resolves" instead of failing.
+"""
+
+from django.db import connection, transaction
+
+from memory_core import audit, ledger
+from memory_core.actors import global_scope
+from memory_core.errors import Invalid
+from memory_core.models import Actor, Message, Thread
+from memory_core.models.transcripts import Role
+
+MAX_MESSAGE_CHARS = 100_000
+
+
+def record_message(
+    actor: Actor, thread_ref: str, role: str, text: str, *, principal, run_id: str | None = None
+) -> Message:
+    with audit.refusals_logged(principal, "message", actor_ref=actor.ref):
+        if not thread_ref or len(thread_ref) > 128:
+            raise Invalid("thread_id is required (at most 128 characters)")
+        if role not in Role.values:
+            raise Invalid(f"role must be one of {', '.join(Role.values)}")
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise Invalid(f"text is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
+        if "\x00" in text:
+            raise Invalid("text must not contain NUL characters")
+        if run_id is not None and len(run_id) > 128:
+            raise Invalid("run_id is at most 128 characters")
+        with transaction.atomic():
+            thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
+            message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)
+    audit.record(
+        principal,
+        "message",
+        201,
+        actor_ref=actor.ref,
+        count=1,
+        detail={"chars": len(text), "role": role},
+    )
+    return message
+
+
+_PRUNE_MESSAGES = """
+    DELETE FROM memory_core_message
+    WHERE id IN (
+        SELECT id FROM (
+            SELECT id, row_number() OVER (
+                PARTITION BY thread_id ORDER BY created_at DESC, id DESC
+            ) AS position
+            FROM memory_core_message
+            WHERE thread_id = ANY(%s)
+        ) ranked
+        WHERE position > %s
+    )
+"""
+
+_PRUNE_THREADS = """
+    DELETE FROM memory_core_thread t
+    WHERE t.id = ANY(%s)
+      AND NOT EXISTS (SELECT 1 FROM memory_core_message m WHERE m.thread_id = t.id)
+"""
+
+
+def prune_history(max_messages: int, *, principal, batch_size: int = 500, progress=None):
+    """Keep at most the `max_messages` newest messages per thread; drop emptied threads.
+
+    Works in batches of threads, one transaction each, so a large prune neither holds long
+    locks nor loses all its work to one failure. Returns (messages, threads) deleted.
+    """
+    if max_messages < 0:
+        raise Invalid("--max-messages must be 0 or more")
+    messages = threads = 0
+    last_id = 0
+    while True:
+        batch = list(
+            Thread.objects.filter(id__gt=last_id)
+            .order_by("id")
+            .values_list("id", flat=True)[:batch_size]
+        )
+        if not batch:
+            break
+        last_id = batch[-1]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_PRUNE_MESSAGES, [batch, max_messages])
+            messages += cursor.rowcount
+            cursor.execute(_PRUNE_THREADS, [batch])
+            threads += cursor.rowcount
+        if progress is not None:
+            progress(len(batch))
+    with transaction.atomic():
+        ledger.append(
+            "history.pruned",
+            global_scope(),
+            principal,
+            {"messages": messages, "threads": threads, "count": max_messages},
+        )
+    audit.record(principal, "prune_history", 200, count=messages, detail={"threads": threads})
+    return messages, threads

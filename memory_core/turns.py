@@ -1,0 +1,270 @@
+"""What an actor's agent is given at the start of a turn, and the read paths beside it.
+
+resolve_turn stores one digest per (actor, run_id): a repeat returns that digest unchanged,
+whatever changed since, so a resumed run rebuilds the identical prompt.
+"""
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory_core import audit
+from memory_core.actors import chain_of
+from memory_core.block import render
+from memory_core.errors import Invalid, NotFound
+from memory_core.facts import Entry
+from memory_core.models import Actor, Digest, DigestLine, Memory
+from memory_core.precedence import resolve
+from memory_core.search import rank_keys
+from memory_core.selection import select
+from memory_core.shapes import memory_shape, resolving_threads, to_record
+
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass
+class Turn:
+    run_id: str
+    actor: str
+    scopes: list[str]
+    block: str
+    entries: list[dict]
+    lines: list[dict]
+    stats: dict
+    replayed: bool = False
+    memory_ids: list[str] = field(default_factory=list)
+
+
+def chain_memories(chain) -> list[Memory]:
+    """The chain's live, unexpired rows: the only rows any resolution may look at."""
+    return list(
+        Memory.objects.live().in_chain(chain).select_related("scope", "origin_actor", "supersedes")
+    )
+
+
+def resolved(chain, memories: list[Memory]) -> list[Entry]:
+    return resolve([to_record(m) for m in memories], chain, now=timezone.now())
+
+
+def entry_shapes(entries, memories: list[Memory]) -> list[dict]:
+    by_uid = {m.uid: m for m in memories}
+    resolving = resolving_threads(memories)
+    return [
+        memory_shape(by_uid[e.id], [by_uid[o.id] for o in e.overrides], resolving) for e in entries
+    ]
+
+
+def check_query(query: str | None) -> str | None:
+    if query is None or not query.strip():
+        return None
+    if len(query) > MAX_QUERY_CHARS:
+        raise Invalid(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    return query.strip()
+
+
+def budget(max_memories: int | None) -> int:
+    """max_memories may lower MEMORY_MAX_LINES, never raise it."""
+    if max_memories is None:
+        return settings.MEMORY_MAX_LINES
+    if max_memories < 0:
+        raise Invalid("max_memories must be 0 or more")
+    return min(max_memories, settings.MEMORY_MAX_LINES)
+
+
+def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | None) -> Turn:
+    chain = chain_of(actor)
+    memories = chain_memories(chain)
+    entries = resolved(chain, memories)
+    limit = budget(max_memories)
+    relevant = rank_keys(chain, query, limit)[0] if query and entries else None
+    selection = select(entries, chain, limit, relevant)
+    rendered = render(selection.kept, chain, selection.stats.partial)
+    stats = selection.stats
+    return Turn(
+        run_id=run_id,
+        actor=actor.ref,
+        scopes=list(chain),
+        block=rendered.block,
+        entries=entry_shapes(selection.kept, memories),
+        lines=[{"n": ln.n, "text": ln.text, "memory_id": ln.memory_id} for ln in rendered.lines],
+        stats={
+            "offered": stats.offered,
+            "omitted": stats.omitted,
+            "pinned_omitted": stats.pinned_omitted,
+            "recalled": stats.recalled,
+            "prompt_chars": rendered.prompt_chars,
+            "partial": stats.partial,
+        },
+        memory_ids=sorted({ln.memory_id for ln in rendered.lines}),
+    )
+
+
+def _from_digest(digest: Digest) -> Turn:
+    lines = [{"n": ln.n, "text": ln.text, "memory_id": ln.memory_uid} for ln in digest.lines.all()]
+    return Turn(
+        run_id=digest.run_id,
+        actor=digest.actor.ref,
+        scopes=list(digest.chain),
+        block=digest.block,
+        entries=digest.entries,
+        lines=lines,
+        stats=digest.stats,
+        replayed=True,
+        memory_ids=sorted({ln["memory_id"] for ln in lines}),
+    )
+
+
+def _store(actor: Actor, turn: Turn, thread_id: str | None, query: str | None) -> Digest:
+    digest = Digest.objects.create(
+        actor=actor,
+        run_id=turn.run_id,
+        thread_ref=thread_id,
+        query=query,
+        chain=turn.scopes,
+        block=turn.block,
+        entries=turn.entries,
+        stats=turn.stats,
+        pinned_omitted=turn.stats["pinned_omitted"],
+    )
+    uids = {ln["memory_id"] for ln in turn.lines}
+    pk_by_uid = dict(Memory.objects.filter(uid__in=uids).values_list("uid", "pk"))
+    DigestLine.objects.bulk_create(
+        DigestLine(
+            digest=digest,
+            n=ln["n"],
+            text=ln["text"],
+            memory_id=pk_by_uid.get(ln["memory_id"]),
+            memory_uid=ln["memory_id"],
+        )
+        for ln in turn.lines
+    )
+    return digest
+
+
+def stored_digest(actor: Actor, run_id: str) -> Digest | None:
+    return (
+        Digest.objects.select_related("actor")
+        .prefetch_related("lines")
+        .filter(actor=actor, run_id=run_id)
+        .first()
+    )
+
+
+def resolve_turn(
+    actor: Actor,
+    run_id: str,
+    *,
+    principal,
+    thread_id: str | None = None,
+    query: str | None = None,
+    max_memories: int | None = None,
+) -> Turn:
+    with audit.refusals_logged(principal, "turn", actor_ref=actor.ref):
+        if not run_id or len(run_id) > 128:
+            raise Invalid("run_id is required (at most 128 characters)")
+        query = check_query(query)
+        budget(max_memories)
+        digest = stored_digest(actor, run_id)
+        if digest is not None:
+            turn = _from_digest(digest)
+        else:
+            turn = compose(actor, run_id, query, max_memories)
+            try:
+                with transaction.atomic():
+                    _store(actor, turn, thread_id, query)
+            except IntegrityError:
+                # A concurrent first request for this run stored its digest first: that
+                # one is the run's record, so return it rather than ours.
+                digest = stored_digest(actor, run_id)
+                if digest is None:
+                    raise
+                turn = _from_digest(digest)
+    _log_read(principal, "turn", actor, turn)
+    return turn
+
+
+def preview_turn(actor: Actor, *, principal, query: str | None = None) -> Turn:
+    """Exactly what resolve_turn would compose now, without storing a digest."""
+    turn = compose(actor, "preview", check_query(query), None)
+    _log_read(principal, "preview", actor, turn)
+    return turn
+
+
+def _log_read(principal, action: str, actor: Actor, turn: Turn) -> None:
+    audit.record(
+        principal,
+        action,
+        200,
+        actor_ref=actor.ref,
+        memory_ids=turn.memory_ids,
+        count=len(turn.entries),
+        detail={"replayed": turn.replayed, "prompt_chars": turn.stats.get("prompt_chars", 0)},
+    )
+
+
+def read_back(actor: Actor, *, principal, thread_id: str | None = None, limit=50, offset=0):
+    """Every key that applies to the actor, resolved, NOT capped by MEMORY_MAX_LINES:
+    a person must be able to see (and so delete) anything the agent could act on."""
+    chain = chain_of(actor)
+    memories = chain_memories(chain)
+    entries = resolved(chain, memories)
+    if thread_id is not None:
+        by_uid = {m.uid: m for m in memories}
+        entries = [e for e in entries if by_uid[e.id].origin_thread == thread_id]
+    page = entries[offset : offset + limit]
+    items = entry_shapes(page, memories)
+    audit.record(
+        principal,
+        "read_back",
+        200,
+        actor_ref=actor.ref,
+        memory_ids=[e.id for e in page],
+        count=len(page),
+    )
+    return items, len(entries)
+
+
+def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
+    """The best `limit` keys for the query, precedence-resolved, plus every pinned key."""
+    with audit.refusals_logged(principal, "search", actor_ref=actor.ref):
+        query = check_query(query)
+        if query is None:
+            raise Invalid("q is required")
+        if limit < 1 or limit > 100:
+            raise Invalid("limit must be between 1 and 100")
+    chain = chain_of(actor)
+    keys, tier = rank_keys(chain, query, limit)
+    memories = chain_memories(chain)
+    by_key = {e.key: e for e in resolved(chain, memories)}
+    chosen = [by_key[k] for k in keys if k in by_key]
+    chosen += [e for e in by_key.values() if e.pinned and e.key not in set(keys)]
+    items = entry_shapes(chosen, memories)
+    audit.record(
+        principal,
+        "search",
+        200,
+        actor_ref=actor.ref,
+        memory_ids=[e.id for e in chosen],
+        count=len(chosen),
+        detail={"tier": tier, "query_chars": len(query)},
+    )
+    return items, tier
+
+
+def memory_for_actor(actor: Actor, uid: str, *, live_only: bool = True) -> Memory:
+    """A memory as `actor` may see it: at a scope in its chain (live unless asked), else 404.
+
+    Views and handlers call this instead of a bare lookup, so a missing visibility check is
+    a missing helper call.
+    """
+    rows = Memory.objects.select_related("scope", "origin_actor", "supersedes").in_chain(
+        chain_of(actor)
+    )
+    if live_only:
+        rows = rows.live()
+    memory = rows.filter(uid=uid).first()
+    if memory is None:
+        raise NotFound("memory not found")
+    return memory

@@ -1,0 +1,94 @@
+"""Shared fixtures: an organisation with an owner, a member and an outsider.
+
+About the append-only tables: `transactional_db` and `live_server` tests end with Django's
+flush, which TRUNCATEs every table, and the database refuses TRUNCATE of the ledger, the
+access log and memories. Rather than weaken that protection for tests, the flush command
+runs inside `pgtrigger.ignore(...)` naming exactly those three triggers: the same sanctioned
+escape hatch the forget service uses, scoped to the test harness.
+"""
+
+import pgtrigger
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management.commands import flush
+
+from memory_core import actors, keys
+from memory_core.principals import Principal
+
+TRUNCATE_TRIGGERS = (
+    "memory_core.LedgerEvent:ledger_no_truncate",
+    "memory_core.AccessLog:access_no_truncate",
+    "memory_core.Memory:memory_no_truncate",
+)
+
+_original_flush = flush.Command.handle
+
+
+def _flush_ignoring_truncate_guards(self, *args, **options):
+    with pgtrigger.ignore(*TRUNCATE_TRIGGERS):
+        return _original_flush(self, *args, **options)
+
+
+flush.Command.handle = _flush_ignoring_truncate_guards
+
+
+@pytest.fixture
+def operator():
+    """An operator at the command line: acts as the system."""
+    return Principal.system("cli:test")
+
+
+
+@pytest.fixture
+def org(db, operator):
+    """tenant:acme (team:ops under it) with actors u1 and u2; tenant:globex with actor x9."""
+    root = actors.global_scope()
+    acme, _ = actors.ensure_scope("tenant:acme", root, "Acme")
+    ops, _ = actors.ensure_scope("team:ops", acme, "Ops")
+    globex, _ = actors.ensure_scope("tenant:globex", root, "Globex")
+    acme_key, acme_secret = keys.create_api_key("acme host", acme, principal=operator)
+    globex_key, globex_secret = keys.create_api_key("globex host", globex, principal=operator)
+    global_key, global_secret = keys.create_api_key("platform", root, principal=operator)
+    acme_agent = Principal.for_api_key(acme_key)
+    globex_agent = Principal.for_api_key(globex_key)
+    u1 = actors.put_actor("u1", "User One", ["team:ops", "tenant:acme"], acme_key, acme_agent)
+    u2 = actors.put_actor("u2", "User Two", ["tenant:acme"], acme_key, acme_agent)
+    x9 = actors.put_actor("x9", "Outsider", ["tenant:globex"], globex_key, globex_agent)
+
+    class Org:
+        pass
+
+    o = Org()
+    o.root, o.acme, o.ops, o.globex = root, acme, ops, globex
+    o.acme_key, o.acme_secret, o.acme_agent = acme_key, acme_secret, acme_agent
+    o.globex_key, o.globex_secret, o.globex_agent = globex_key, globex_secret, globex_agent
+    o.global_key, o.global_secret = global_key, global_secret
+    o.u1, o.u2, o.x9 = u1, u2, x9
+    return o
+
+
+@pytest.fixture
+def users(db, org):
+    """A superuser, an admin of tenant:acme, an auditor of tenant:acme, an admin of globex."""
+    from memory_core.grants import grant
+
+    User = get_user_model()
+    su = User.objects.create_superuser("root", "root@example.com", "pw-root-123")
+    owner = User.objects.create_user("owner", "o@example.com", "pw-owner-123")
+    auditor = User.objects.create_user("auditor", "a@example.com", "pw-audit-123")
+    outsider = User.objects.create_user("outsider", "x@example.com", "pw-out-123")
+    system = Principal.system("cli:test")
+    grant("owner", org.acme, "admin", principal=system)
+    grant("auditor", org.acme, "auditor", principal=system)
+    grant("outsider", org.globex, "admin", principal=system)
+
+    class Users:
+        pass
+
+    u = Users()
+    u.su, u.owner, u.auditor, u.outsider = su, owner, auditor, outsider
+    u.p_su = Principal.for_user(su)
+    u.p_owner = Principal.for_user(owner)
+    u.p_auditor = Principal.for_user(auditor)
+    u.p_outsider = Principal.for_user(outsider)
+    return u
