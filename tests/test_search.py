@@ -1,0 +1,61 @@
+"""Search: chain first, then fts -> trigram -> like, key-complete results plus pins."""
+
+import pytest
+from django.db import connection
+
+from memory_core import curation, search, turns, writes
+
+
+@pytest.fixture
+def facts(org, operator):
+    writes.publish(org.acme, "units", "report distances in kilometres", principal=operator)
+    writes.publish(org.root, "fiscal-year", "the fiscal year starts in October", principal=operator)
+    writes.remember(org.u1, "fiscal-year", "they report on the calendar year", principal=org.acme_agent)
+    pin = writes.publish(org.ops, "manifest", "never dispatch without a manifest", principal=operator)
+    curation.set_pinned(pin, True, principal=operator)
+    # Another tenant's matching fact must never be ranked for u1.
+    writes.publish(org.globex, "units", "report distances in kilometres too", principal=operator)
+
+
+def test_full_text_tier_ranks_keys_in_the_chain(org, facts):
+    keys, tier = search.rank_keys(turns.chain_of(org.u1), "distances", 5)
+    assert (keys, tier) == (["units"], "fts")
+
+
+def test_trigram_tier_catches_a_typo_inside_a_longer_fact(org, facts):
+    keys, tier = search.rank_keys(turns.chain_of(org.u1), "kilometers", 5)
+    assert tier == "trigram" and keys == ["units"]
+
+
+def test_like_tier_is_the_last_resort_and_escapes_wildcards(org, facts, operator):
+    writes.publish(org.acme, "discount", "staff pay 50% of list", principal=operator)
+    # Neither a word nor a trigram: only a literal substring match can find it.
+    keys, tier = search.rank_keys(turns.chain_of(org.u1), "%", 5)
+    assert tier == "like" and keys == ["discount"]
+    assert search.rank_keys(turns.chain_of(org.u1), "_", 5) == ([], "like")
+
+
+def test_search_returns_the_resolved_entry_with_overrides_plus_pinned_keys(org, facts):
+    items, tier = turns.search_memories(org.u1, "calendar", principal=org.acme_agent)
+    assert tier == "fts"
+    assert [(i["key"], i["scope"]) for i in items] == [
+        ("fiscal-year", "actor:u1"),
+        ("manifest", "team:ops"),
+    ]
+    assert items[0]["overrides"][0]["scope"] == "global"
+
+
+def test_search_never_ranks_outside_the_chain(org, facts):
+    items, _ = turns.search_memories(org.x9, "kilometres", principal=org.globex_agent)
+    assert [(i["key"], i["scope"]) for i in items] == [("units", "tenant:globex")]
+    items, _ = turns.search_memories(org.u2, "calendar", principal=org.acme_agent)
+    assert items == []
+
+
+def test_search_plan_materialises_the_chain_before_ranking(org, facts):
+    sql = search._TIERS["fts"]
+    params = {"chain": list(turns.chain_of(org.u1)), "q": "x", "limit": 5, "pattern": "%x%"}
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "CTE chain_rows" in plan
