@@ -56,13 +56,17 @@ def stream_for(parent: Scope | None, token: str) -> str:
     return parent.stream
 
 
-def ensure_scope(token: str, parent: Scope, label: str = "") -> tuple[Scope, bool]:
+def ensure_scope(token: str, parent: Scope, label: str = "", *, principal) -> tuple[Scope, bool]:
+    """The scope `token`, created under `parent` (and ledgered) when it does not exist."""
     if not is_valid_scope(token) or token.startswith("actor:"):
         raise Invalid(f"not a scope token: {token!r} (expected kind:id, e.g. team:ops)")
-    scope, created = Scope.objects.get_or_create(
-        token=token,
-        defaults={"parent": parent, "label": label, "stream": stream_for(parent, token)},
-    )
+    with transaction.atomic():
+        scope, created = Scope.objects.get_or_create(
+            token=token,
+            defaults={"parent": parent, "label": label, "stream": stream_for(parent, token)},
+        )
+        if created:
+            ledger.append("scope.created", scope, principal, {"target": parent.token})
     return scope, created
 
 
@@ -149,7 +153,7 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
             if existing is not None and not key_reaches(existing, reach):
                 raise NotFound(f"actor {ref!r} not found")
             tokens = _clean_membership_tokens(scopes)
-            resolved = _resolve_membership_scopes(tokens, reach)
+            resolved = _resolve_membership_scopes(tokens, reach, principal)
             if reach.token != GLOBAL and reach not in resolved:
                 resolved.append(reach)
             if existing is None:
@@ -180,7 +184,7 @@ def _clean_membership_tokens(scopes: list[str]) -> list[str]:
     return tokens
 
 
-def _resolve_membership_scopes(tokens: list[str], reach: Scope) -> list[Scope]:
+def _resolve_membership_scopes(tokens: list[str], reach: Scope, principal) -> list[Scope]:
     existing = {s.token: s for s in Scope.objects.filter(token__in=tokens)}
     for token, scope in existing.items():
         if not is_within(scope, reach):
@@ -191,7 +195,7 @@ def _resolve_membership_scopes(tokens: list[str], reach: Scope) -> list[Scope]:
     for token in reversed(tokens):
         scope = existing.get(token)
         if scope is None:
-            scope, _ = ensure_scope(token, parent)
+            scope, _ = ensure_scope(token, parent, principal=principal)
         resolved[token] = scope
         parent = scope
     return [resolved[t] for t in tokens]

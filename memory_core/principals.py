@@ -11,6 +11,8 @@ class Principal:
     channel: str  # "api" | "console" | "cli"
     user: Any = None
     api_key: Any = None
+    # An operator importing on a person's behalf: the name recorded as a memory's origin.
+    on_behalf_of: str | None = None
 
     @property
     def is_human(self) -> bool:
@@ -26,11 +28,14 @@ class Principal:
         return cls(kind="api_key", name=api_key.principal, channel="api", api_key=api_key)
 
     @classmethod
-    def system(cls, name: str = "cli") -> "Principal":
-        return cls(kind="system", name=name, channel="cli")
+    def system(cls, name: str = "cli", on_behalf_of: str | None = None) -> "Principal":
+        return cls(kind="system", name=name, channel="cli", on_behalf_of=on_behalf_of)
 
     @property
     def username(self) -> str:
+        """The person a human-authored memory is attributed to."""
+        if self.on_behalf_of:
+            return self.on_behalf_of
         if self.user is not None:
             return self.user.get_username()
         return self.name

@@ -1,8 +1,9 @@
 """Progress of a long command (import, export, demo load, ledger check), on one line.
 
 On a terminal the line is redrawn in place with "\\r". Anywhere else (CI logs, files,
-pipes) a redraw would be a new line each time, so at most about twenty plain lines are
-printed: one per 5 % step, and the last.
+pipes) a redraw would be a new line each time, so plain lines are printed instead: one per
+5 % step but at most one a second, then the final count. That is at most about twenty
+lines, and a job that finishes within a second prints only its final line.
 
 A Progress is also callable, so it can be handed to a service as its `progress(n)` hook
 (`ledger.verify`, `transcripts.prune_history`).
@@ -16,6 +17,7 @@ from django.core.management.base import OutputWrapper
 BAR_WIDTH = 30
 PLAIN_STEPS = 20  # the most plain lines a non-terminal stream gets
 REDRAW_SECONDS = 0.1  # a terminal is redrawn at most this often (and on each new percent)
+PLAIN_SECONDS = 1.0  # and a plain stream gets a progress line at most this often
 
 
 class Progress:
@@ -28,6 +30,7 @@ class Progress:
         self.closed = False
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._drawn_at = 0.0
+        self._plain_at = time.monotonic()
         self._drawn_percent = -1
         self._plain_step = 0  # the last 1/PLAIN_STEPS step printed as a plain line
 
@@ -53,8 +56,10 @@ class Progress:
         elif self.total:
             step = min(self.count, self.total) * PLAIN_STEPS // self.total
             if step > self._plain_step and self.count < self.total:
-                self._plain_step = step
-                self._emit(self.line() + "\n")
+                now = time.monotonic()
+                if now - self._plain_at >= PLAIN_SECONDS:
+                    self._plain_step, self._plain_at = step, now
+                    self._emit(self.line() + "\n")
 
     def close(self) -> None:
         if self.closed:

@@ -43,9 +43,9 @@ def operator():
 def org(db, operator):
     """tenant:acme (team:ops under it) with actors u1 and u2; tenant:globex with actor x9."""
     root = actors.global_scope()
-    acme, _ = actors.ensure_scope("tenant:acme", root, "Acme")
-    ops, _ = actors.ensure_scope("team:ops", acme, "Ops")
-    globex, _ = actors.ensure_scope("tenant:globex", root, "Globex")
+    acme, _ = actors.ensure_scope("tenant:acme", root, "Acme", principal=operator)
+    ops, _ = actors.ensure_scope("team:ops", acme, "Ops", principal=operator)
+    globex, _ = actors.ensure_scope("tenant:globex", root, "Globex", principal=operator)
     acme_key, acme_secret = keys.create_api_key("acme host", acme, principal=operator)
     globex_key, globex_secret = keys.create_api_key("globex host", globex, principal=operator)
     global_key, global_secret = keys.create_api_key("platform", root, principal=operator)

@@ -30,7 +30,6 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
@@ -157,8 +156,8 @@ class Importer:
     def __init__(self, report):
         self.report = report  # report(line_number, message): a note for the operator
         self.counts = Counter()
-        self._people = {}
         self._global = actors.global_scope()
+        self._system = Principal.system("cli:import")
 
     def publish(self, number: int, line: Line) -> None:
         if line.by_agent:
@@ -196,26 +195,18 @@ class Importer:
             return scope
         parent = self._global
         if line.parent and line.parent != GLOBAL:
-            parent, created = actors.ensure_scope(line.parent, self._global)
+            parent, created = actors.ensure_scope(line.parent, self._global, principal=self._system)
             self.counts["scopes"] += created
-        scope, created = actors.ensure_scope(line.scope, parent)
+        scope, created = actors.ensure_scope(line.scope, parent, principal=self._system)
         self.counts["scopes"] += created
         return scope
 
     def _principal(self, username: str | None) -> Principal:
         if username is None:
             return Principal.system("cli:import")
-        if username not in self._people:
-            # publish records principal.username as the memory's origin user: the stated
-            # user's own name, whether or not that person has a console account here (an
-            # export from another deployment names its people). The unsaved stand-in is
-            # never written; a system principal's permissions do not depend on it.
-            User = get_user_model()
-            person = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
-            self._people[username] = person or User(**{User.USERNAME_FIELD: username})
-        return Principal(
-            kind="system", name=f"cli:{username}", channel="cli", user=self._people[username]
-        )
+        # The memory's origin names the stated person, whether or not they have a console
+        # account here (an export from another deployment names its people).
+        return Principal.system(f"cli:{username}", on_behalf_of=username)
 
 
 class Command(BaseCommand):
@@ -224,7 +215,7 @@ class Command(BaseCommand):
         'object a line: {"scope", "key", "text", "pinned"?, "tags"?, "user"?, "parent"?, '
         '"expires_at"?}. Each line is published as a console edit would be (superseding the '
         "live memory at that scope and key, and ledgered). Unknown scopes are created under "
-        "'parent' or global; actor: scopes are refused; lines marked \"author\": \"agent\" "
+        '\'parent\' or global; actor: scopes are refused; lines marked "author": "agent" '
         "(as export_memories writes agents' memories) are skipped. Bad lines are reported by "
         "number and skipped; the exit status is non-zero if any line failed."
     )

@@ -1,0 +1,133 @@
+"""`serve [--demo] [--port N] [--host H] [--workers N]`: migrate, then serve with gunicorn.
+
+gunicorn runs in this process (its BaseApplication), forking its workers from here, not as a
+separate `gunicorn` executable. That matters for the embedded PostgreSQL: this process's
+settings started (or joined) it and exported DATABASE_URL, so the forked workers inherit
+the URL and reach the same server, and the server stops when this process exits.
+"""
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+from gunicorn.app.base import BaseApplication
+
+from memory_core.demo import DemoConflict, load_demo
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def port_number(value: str) -> int:
+    number = int(value)
+    if not 1 <= number <= 65535:
+        raise ValueError(value)
+    return number
+
+
+def positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError(value)
+    return number
+
+
+def bind_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+class ConsoleApplication(BaseApplication):
+    """gunicorn, configured in code, serving memory_console.wsgi.application."""
+
+    def __init__(self, options: dict):
+        self.options = options
+        super().__init__()
+
+    def load_config(self):
+        for name, value in self.options.items():
+            self.cfg.set(name, value)
+        # gunicorn >= 25.1 opens a control socket at one path per OS user, so two servers on
+        # one machine (say ports 8000 and 8011) would contend for it; nothing here uses it.
+        if "control_socket_disable" in self.cfg.settings:
+            self.cfg.set("control_socket_disable", True)
+
+    def load(self):
+        from memory_console.wsgi import application
+
+        return application
+
+
+def gunicorn_options(host: str, port: int, workers: int) -> dict:
+    return {
+        "bind": bind_address(host, port),
+        "workers": workers,
+        "proc_name": "memory-console",
+        # Load the app before forking: a broken app fails here, once, not in every worker.
+        "preload_app": True,
+        "accesslog": "-",
+        "errorlog": "-",
+        "loglevel": "info",
+    }
+
+
+def close_database_pools() -> None:
+    """Close this process's connections and pools before gunicorn forks.
+
+    A psycopg pool's sockets and threads do not survive a fork: a worker sharing them with
+    its siblings would interleave their traffic. Each worker opens its own pool on demand.
+    """
+    for connection in connections.all():
+        connection.close()
+        if getattr(connection, "close_pool", None) is not None:
+            connection.close_pool()
+
+
+class Command(BaseCommand):
+    help = (
+        "Migrate the database, collect static files, optionally load the demo organisation "
+        "(--demo), and serve the console and API with gunicorn (default 127.0.0.1:8000)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--demo", action="store_true", help="load the demo organisation")
+        parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+        parser.add_argument("--port", type=port_number, default=8000, help="port (8000)")
+        parser.add_argument("--workers", type=positive, default=2, help="worker processes (2)")
+
+    def handle(self, *args, demo, host, port, workers, **options):
+        inner_verbosity = max(options["verbosity"] - 1, 0)
+        self.stdout.write("Migrating the database ...")
+        call_command("migrate", interactive=False, verbosity=inner_verbosity, stdout=self.stdout)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        if demo:
+            self._demo()
+        close_database_pools()
+        url = f"http://{bind_address(host, port)}/"
+        self.stdout.write(
+            f"Serving Memory Console at {url} (API: {url}api/v1/), {workers} worker(s)."
+        )
+        if host not in LOOPBACK:
+            self.stdout.write(
+                "Listening beyond this machine: set ALLOWED_HOSTS to the names clients use."
+            )
+        self.stdout.write("Press Ctrl-C to stop.")
+        self.stdout.flush()
+        ConsoleApplication(gunicorn_options(host, port, workers)).run()
+
+    def _demo(self) -> None:
+        try:
+            result = load_demo(stdout=self.stdout)
+        except DemoConflict as error:
+            raise CommandError(f"cannot load the demo: {error}") from error
+        if not result["loaded"]:
+            self.stdout.write(
+                "The demo organisation is already loaded (tenant:acme exists); skipping. "
+                "Log in with the password printed when it was loaded, or set a new one "
+                "with `python manage.py changepassword admin`."
+            )
+            return
+        self.stdout.write("Demo organisation loaded. Console logins:")
+        for login in result["logins"]:
+            password = login["password"] or "(existing account; password unchanged)"
+            self.stdout.write(f"  {login['username']:<6} {password}   {login['role']}")
+        self.stdout.write("API keys (Authorization: Bearer <secret>):")
+        for key in result["api_keys"]:
+            self.stdout.write(f"  {key['reach']:<14} {key['secret']}")
