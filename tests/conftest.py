@@ -38,7 +38,6 @@ def operator():
     return Principal.system("cli:test")
 
 
-
 @pytest.fixture
 def org(db, operator):
     """tenant:acme (team:ops under it) with actors u1 and u2; tenant:globex with actor x9."""

@@ -21,7 +21,11 @@ def test_unknown_scopes_are_created_each_under_the_next_one(org):
     assert night.stream == "tenant:acme"
     # The key's reach is added when missing.
     assert actors.chain_of(actor) == (
-        "actor:u7", "squad:night", "team:support", "tenant:acme", "global"
+        "actor:u7",
+        "squad:night",
+        "team:support",
+        "tenant:acme",
+        "global",
     )
     assert actor.scope.parent == night
 
@@ -53,7 +57,9 @@ def test_malformed_actor_refs_are_422(org, ref):
         actors.actor_for_key(ref, org.acme_key, org.acme_agent, register=True)
 
 
-@pytest.mark.parametrize("scopes", [["global"], ["actor:u2"], ["Not A Scope"], ["team:a", "team:a"]])
+@pytest.mark.parametrize(
+    "scopes", [["global"], ["actor:u2"], ["Not A Scope"], ["team:a", "team:a"]]
+)
 def test_membership_lists_are_validated(org, scopes):
     with pytest.raises(Invalid):
         actors.put_actor("u9", None, scopes, org.acme_key, org.acme_agent)

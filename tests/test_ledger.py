@@ -21,7 +21,7 @@ def test_each_stream_is_its_own_chain(org, operator):
     assert {"tenant:acme", "tenant:globex", "global"} <= set(by_stream)
     for events in by_stream.values():
         assert events[0].prev_hash == ledger.GENESIS and events[0].seq == 1
-        for before, after in zip(events, events[1:]):
+        for before, after in zip(events, events[1:], strict=False):
             assert after.prev_hash == before.hash and after.seq == before.seq + 1
     # team:ops sits under tenant:acme, so its events join that tenant's stream.
     assert LedgerEvent.objects.get(kind="memory.published", scope="team:ops").stream == (
@@ -108,7 +108,9 @@ def test_twenty_simultaneous_remembers_leave_one_live_row_and_an_unforked_chain(
         node, length = node.supersedes, length + 1
     assert length == 20
     seqs = list(
-        LedgerEvent.objects.filter(stream="tenant:acme").order_by("seq").values_list("seq", flat=True)
+        LedgerEvent.objects.filter(stream="tenant:acme")
+        .order_by("seq")
+        .values_list("seq", flat=True)
     )
     assert seqs == list(range(1, len(seqs) + 1))
     assert ledger.verify().ok

@@ -10,8 +10,12 @@ from memory_core import curation, search, turns, writes
 def facts(org, operator):
     writes.publish(org.acme, "units", "report distances in kilometres", principal=operator)
     writes.publish(org.root, "fiscal-year", "the fiscal year starts in October", principal=operator)
-    writes.remember(org.u1, "fiscal-year", "they report on the calendar year", principal=org.acme_agent)
-    pin = writes.publish(org.ops, "manifest", "never dispatch without a manifest", principal=operator)
+    writes.remember(
+        org.u1, "fiscal-year", "they report on the calendar year", principal=org.acme_agent
+    )
+    pin = writes.publish(
+        org.ops, "manifest", "never dispatch without a manifest", principal=operator
+    )
     curation.set_pinned(pin, True, principal=operator)
     # Another tenant's matching fact must never be ranked for u1.
     writes.publish(org.globex, "units", "report distances in kilometres too", principal=operator)

@@ -24,15 +24,23 @@ def test_a_memory_outlives_its_conversation_and_its_origin_stops_resolving(org, 
         org.u1, "thr_1", "user", "we use the calendar year", principal=org.acme_agent, run_id="r1"
     )
     writes.remember(
-        org.u1, "fiscal-year", "calendar year", principal=org.acme_agent,
-        run_id="r1", tool_call_id="c1", thread_id="thr_1",
+        org.u1,
+        "fiscal-year",
+        "calendar year",
+        principal=org.acme_agent,
+        run_id="r1",
+        tool_call_id="c1",
+        thread_id="thr_1",
     )
     items, _ = turns.read_back(org.u1, principal=org.acme_agent)
     assert items[0]["origin"]["resolves"] is True
     transcripts.prune_history(0, principal=operator)
     items, _ = turns.read_back(org.u1, principal=org.acme_agent)
     assert items[0]["origin"] == {
-        "actor": "u1", "thread_id": "thr_1", "run_id": "r1", "tool_call_id": "c1",
+        "actor": "u1",
+        "thread_id": "thr_1",
+        "run_id": "r1",
+        "tool_call_id": "c1",
         "resolves": False,
     }
     assert Memory.objects.count() == 1

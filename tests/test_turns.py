@@ -133,7 +133,10 @@ def test_preview_composes_the_same_block_without_storing_a_digest(org, worked_ex
 def test_read_back_is_not_capped_and_filters_by_thread(org):
     for i in range(25):
         writes.remember(
-            org.u1, f"k{i:02d}", f"fact {i}", principal=org.acme_agent,
+            org.u1,
+            f"k{i:02d}",
+            f"fact {i}",
+            principal=org.acme_agent,
             thread_id="thr_a" if i % 2 else "thr_b",
         )
     items, count = turns.read_back(org.u1, principal=org.acme_agent, limit=100)

@@ -16,7 +16,10 @@ def test_remember_writes_an_agent_memory_at_the_actors_own_scope(org):
     m = written.memory
     assert written.created
     assert (m.scope.token, m.author, m.origin_actor, m.origin_thread) == (
-        "actor:u1", "agent", org.u1, "thr_1"
+        "actor:u1",
+        "agent",
+        org.u1,
+        "thr_1",
     )
     event = LedgerEvent.objects.filter(kind="memory.remembered").get()
     assert event.payload == {"memory": m.uid, "supersedes": None, "chars": len(m.text)}

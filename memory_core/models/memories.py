@@ -159,9 +159,7 @@ class Memory(models.Model):
             # Rows leave only through the forget service, which names this trigger in
             # pgtrigger.ignore; any other DELETE (raw SQL included) is refused.
             Protect(name="memory_delete_only_by_forget", operation=pgtrigger.Delete),
-            no_truncate(
-                "memory_no_truncate", "memory rows leave only through forget"
-            ),
+            no_truncate("memory_no_truncate", "memory rows leave only through forget"),
         ]
 
     def __str__(self):
