@@ -49,6 +49,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "pgtrigger",
+    # Serves the Swagger UI files for /api/v1/docs from the package (no CDN: works offline).
+    "ninja",
     "django_htmx",
     "template_partials",
     "memory_core",

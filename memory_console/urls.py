@@ -1,9 +1,12 @@
-"""URLs: the agent API under /api/v1 (a later issue) and the console at / (a later issue)."""
+"""URLs: the agent API under /api/v1/ (OpenAPI at /api/v1/openapi.json, docs at
+/api/v1/docs, health at /api/v1/health). The console's pages go beside it."""
 
-from django.urls import path
+from django.urls import path, re_path
 
-from memory_console import health
+from memory_console.api import api, unknown_path
 
 urlpatterns = [
-    path("api/v1/health", health.health, name="health"),
+    path("api/v1/", api.urls),
+    # Last among the API's routes: an unmatched /api/v1/… path is a JSON 404, not HTML.
+    re_path(r"^api/v1/", unknown_path),
 ]

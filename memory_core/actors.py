@@ -11,6 +11,7 @@ from django.db import transaction
 from memory_core import audit, ledger
 from memory_core.chain import resolve_chain
 from memory_core.errors import Forbidden, Invalid, NotFound
+from memory_core.inputs import require, text_problem
 from memory_core.models import Actor, Membership, Scope
 from memory_core.scopes import GLOBAL, ID_PATTERN, actor_scope, is_valid_scope
 
@@ -146,6 +147,7 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     is added if missing.
     """
     validate_ref(ref)
+    require(text_problem(display_name, "display_name", 200))
     reach = api_key.reach
     with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
         with transaction.atomic():

@@ -77,7 +77,8 @@ def fact_problem(text: str, max_chars: int) -> str | None:
     if any(ch in _LINE_BREAKS for ch in text):
         return "fact must be a single line; it contains a line break"
     for ch in text:
-        if unicodedata.category(ch) == "Cc":
+        if unicodedata.category(ch) in {"Cc", "Cs"}:
+            # Cs: a lone surrogate cannot be stored as UTF-8 at all.
             return f"fact contains a control character (U+{ord(ch):04X})"
         if ch in _BIDI_CONTROLS:
             return (

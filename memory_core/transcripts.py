@@ -9,6 +9,7 @@ from django.db import connection, transaction
 from memory_core import audit, ledger
 from memory_core.actors import global_scope
 from memory_core.errors import Invalid
+from memory_core.inputs import host_id_problem, require, text_problem
 from memory_core.models import Actor, Message, Thread
 from memory_core.models.transcripts import Role
 
@@ -19,16 +20,13 @@ def record_message(
     actor: Actor, thread_ref: str, role: str, text: str, *, principal, run_id: str | None = None
 ) -> Message:
     with audit.refusals_logged(principal, "message", actor_ref=actor.ref):
-        if not thread_ref or len(thread_ref) > 128:
-            raise Invalid("thread_id is required (at most 128 characters)")
+        require(
+            host_id_problem(thread_ref or "", "thread_id"),
+            host_id_problem(run_id, "run_id"),
+            text_problem(text, "text", MAX_MESSAGE_CHARS),
+        )
         if role not in Role.values:
             raise Invalid(f"role must be one of {', '.join(Role.values)}")
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise Invalid(f"text is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
-        if "\x00" in text:
-            raise Invalid("text must not contain NUL characters")
-        if run_id is not None and len(run_id) > 128:
-            raise Invalid("run_id is at most 128 characters")
         with transaction.atomic():
             thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
             message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)

@@ -15,6 +15,7 @@ from memory_core.actors import chain_of
 from memory_core.block import render
 from memory_core.errors import Invalid, NotFound
 from memory_core.facts import Entry
+from memory_core.inputs import host_id_problem, require, text_problem
 from memory_core.models import Actor, Digest, DigestLine, Memory
 from memory_core.precedence import resolve
 from memory_core.search import rank_keys
@@ -57,10 +58,9 @@ def entry_shapes(entries, memories: list[Memory]) -> list[dict]:
 
 
 def check_query(query: str | None) -> str | None:
+    require(text_problem(query, "query", MAX_QUERY_CHARS))
     if query is None or not query.strip():
         return None
-    if len(query) > MAX_QUERY_CHARS:
-        raise Invalid(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
     return query.strip()
 
 
@@ -162,8 +162,7 @@ def resolve_turn(
     max_memories: int | None = None,
 ) -> Turn:
     with audit.refusals_logged(principal, "turn", actor_ref=actor.ref):
-        if not run_id or len(run_id) > 128:
-            raise Invalid("run_id is required (at most 128 characters)")
+        require(host_id_problem(run_id or "", "run_id"), host_id_problem(thread_id, "thread_id"))
         query = check_query(query)
         budget(max_memories)
         digest = stored_digest(actor, run_id)
@@ -251,6 +250,21 @@ def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
         detail={"tier": tier, "query_chars": len(query)},
     )
     return items, tier
+
+
+def memory_shape_for_actor(memory: Memory, chain) -> dict:
+    """The memory shape with `overrides` as the actor's read-back shows them: the live
+    values of the same key at the scopes of the chain wider than the memory's own,
+    narrowest first (the precedence resolver orders them)."""
+    position = chain.index(memory.scope.token)
+    wider = chain[position + 1 :]
+    rows = list(
+        Memory.objects.live().in_chain(wider).filter(key=memory.key).select_related("scope")
+    )
+    entries = resolved(chain, rows)  # one key, so at most one entry
+    beaten = [entries[0].winner, *entries[0].overrides] if entries else []
+    by_uid = {m.uid: m for m in rows}
+    return memory_shape(memory, [by_uid[record.id] for record in beaten])
 
 
 def memory_for_actor(actor: Actor, uid: str, *, live_only: bool = True) -> Memory:

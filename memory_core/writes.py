@@ -14,6 +14,7 @@ from django.utils import timezone
 from memory_core import audit, ledger
 from memory_core.actors import ancestors, chain_of
 from memory_core.errors import Forbidden, Invalid, NotFound
+from memory_core.inputs import host_id_problem, require
 from memory_core.locks import advisory_xact_lock
 from memory_core.models import Actor, Author, Digest, Memory, RetiredReason, Scope
 from memory_core.permissions import can_administer
@@ -85,6 +86,11 @@ def remember(
     """The agent's write: always at the actor's own scope, authored `agent`."""
     with audit.refusals_logged(principal, "remember", actor_ref=actor.ref):
         check_key_and_fact(key, fact)
+        require(
+            host_id_problem(run_id, "run_id"),
+            host_id_problem(tool_call_id, "tool_call_id"),
+            host_id_problem(thread_id, "thread_id"),
+        )
         with transaction.atomic():
             scope = actor.scope
             # A run is checked against the chain it recorded, so membership edits made

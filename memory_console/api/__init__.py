@@ -1,0 +1,86 @@
+"""The agent JSON API (API.md): one NinjaAPI, a Router per area, errors as {"detail": ...}.
+
+Handlers parse, call one memory_core service, and shape the answer. Refusals come out of
+the services as DomainError (Invalid 422, Forbidden 403, NotFound 404) and are mapped to
+HTTP once, here.
+"""
+
+from django.db import OperationalError
+from django.http import JsonResponse
+from ninja import NinjaAPI
+from ninja.errors import ValidationError
+
+from memory_console.api import actors, health, memories, threads, turns
+from memory_console.api.auth import ApiKeyBearer
+from memory_core.errors import DomainError
+
+
+class AgentAPI(NinjaAPI):
+    def get_openapi_operation_id(self, operation) -> str:
+        # The handler's name (take_turn, remember, forget …) rather than Ninja's
+        # module-qualified default, for readable generated clients.
+        return operation.view_func.__name__
+
+
+api = AgentAPI(
+    title="Memory Console agent API",
+    version="1",
+    description=(
+        "Agents read and write memories about the people they work for. Every call but "
+        '/health needs `Authorization: Bearer <api key>`. Errors are `{"detail": ...}`.'
+    ),
+    urls_namespace="api",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+    auth=ApiKeyBearer(),
+)
+
+api.add_router("/turns", turns.router)
+api.add_router("/memories", memories.router)
+api.add_router("/actors", actors.router)
+api.add_router("/threads", threads.router)
+api.add_router("/health", health.router)
+
+
+@api.exception_handler(DomainError)
+def domain_error(request, error: DomainError):
+    return api.create_response(request, {"detail": error.message}, status=error.status)
+
+
+@api.exception_handler(ValidationError)
+def validation_error(request, error: ValidationError):
+    """Ninja's 422, with one readable sentence per problem instead of pydantic's dicts."""
+    detail = "; ".join(_describe(problem) for problem in error.errors)
+    return api.create_response(request, {"detail": detail}, status=422)
+
+
+@api.exception_handler(OperationalError)
+def database_unavailable(request, error: OperationalError):
+    """The database is unreachable (or the pool timed out): a JSON 503 rather than a
+    traceback; the next request retries the connection, so the API recovers by itself."""
+    return api.create_response(
+        request, {"detail": "the database is unavailable; try again shortly"}, status=503
+    )
+
+
+def unknown_path(request, *args, **kwargs):
+    """Anything under /api/v1/ that names no operation (e.g. `/actors/` with an empty ref):
+    a 404 in the API's own `{"detail": ...}` shape rather than Django's HTML page."""
+    return JsonResponse({"detail": "Not Found"}, status=404)
+
+
+def _describe(problem: dict) -> str:
+    # loc is (source, parameter, *field): ("body", "payload", "fact") or ("query", "limit").
+    loc = [str(part) for part in problem.get("loc", ())]
+    if loc[:1] == ["body"]:
+        where = ".".join(loc[2:]) or "request body"
+    else:
+        where = ".".join(loc[1:])
+    kind = problem.get("type", "")
+    if kind == "extra_forbidden":
+        return f"unknown field: {where}"
+    if kind == "missing":
+        return f"{where}: required"
+    message = str(problem.get("msg", "invalid"))
+    message = message.removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message

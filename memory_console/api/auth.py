@@ -1,0 +1,18 @@
+"""Bearer authentication: the presented secret becomes the key's principal, or a 401."""
+
+from ninja.security import HttpBearer
+
+from memory_core import keys
+from memory_core.principals import Principal
+
+
+class ApiKeyBearer(HttpBearer):
+    """`Authorization: Bearer mc_…`. A missing, unknown or revoked key returns None,
+    which Ninja answers with 401 `{"detail": "Unauthorized"}` (one answer for all three,
+    so a caller cannot tell a revoked key from one that never existed)."""
+
+    def authenticate(self, request, token: str) -> Principal | None:
+        api_key = keys.authenticate(token)
+        if api_key is None:
+            return None
+        return Principal.for_api_key(api_key)

@@ -1,0 +1,164 @@
+"""Memories: the agent's remember, the read-back, search, one memory, forget (API.md).
+
+Every lookup goes through an access-scoped helper (`actor_for_key`, `memory_for_actor`):
+an actor outside the key's reach, and a memory outside the actor's chain, are 404s that
+look exactly like ids that never existed.
+"""
+
+import re
+from typing import Annotated
+
+from ninja import Query, Router, Status
+
+from memory_console.api.schemas import (
+    MemoryOut,
+    MemoryPageOut,
+    RememberIn,
+    SearchOut,
+    Text,
+    errors,
+)
+from memory_core import actors, audit, forgetting, turns, writes
+from memory_core.errors import NotFound
+from memory_core.models import Memory
+
+router = Router(tags=["memories"])
+
+ActorParam = Annotated[
+    Text,
+    Query(description="The actor the agent works for; 404 if unknown or outside the key's reach."),
+]
+
+# The shape of memory_core.ids.memory_id(). Anything else cannot name a memory, and is not
+# copied into the access log (whose memory_ids column holds ids, not arbitrary input).
+MEMORY_ID_RE = re.compile(r"mem_[0-9A-Z]{26}")
+
+
+def visible_memory(actor, memory_id: str, *, principal, action: str, live_only: bool) -> Memory:
+    """The memory as the actor may see it; a 404 (logged) for anything else."""
+    well_formed = MEMORY_ID_RE.fullmatch(memory_id) is not None
+    try:
+        if not well_formed:
+            raise NotFound("memory not found")
+        return turns.memory_for_actor(actor, memory_id, live_only=live_only)
+    except NotFound:
+        audit.record(
+            principal,
+            action,
+            404,
+            actor_ref=actor.ref,
+            memory_ids=[memory_id] if well_formed else [],
+            detail={"reason": "not_found"},
+        )
+        raise
+
+
+@router.post(
+    "",
+    response={201: MemoryOut, 200: MemoryOut, **errors(400, 403, 404, 422)},
+    summary="Remember a fact about the actor (at actor:<actor>, authored agent)",
+)
+def remember(request, payload: RememberIn):
+    """201 with the new version (`supersedes` names the live one it replaced), or 200 with
+    the stored record when this (run_id, tool_call_id) was already written. There is no
+    scope field: an agent writes only at its actor's own scope."""
+    principal = request.auth
+    actor = actors.actor_for_key(payload.actor, principal.api_key, principal, register=True)
+    written = writes.remember(
+        actor,
+        payload.key,
+        payload.fact,
+        principal=principal,
+        run_id=payload.run_id,
+        tool_call_id=payload.tool_call_id,
+        thread_id=payload.thread_id,
+    )
+    shape = turns.memory_shape_for_actor(written.memory, actors.chain_of(actor))
+    return Status(201 if written.created else 200, shape)
+
+
+@router.get(
+    "",
+    response={200: MemoryPageOut, **errors(404, 422)},
+    summary="Read back every key that applies to the actor",
+)
+def read_back(
+    request,
+    actor: ActorParam,
+    thread_id: Annotated[
+        Text | None, Query(description="Only what was learned in this thread.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+):
+    """Precedence-resolved, with overrides, and not capped by MEMORY_MAX_LINES: a person
+    must be able to see (and so forget) anything the agent could act on. `thread_id`
+    keeps the memories learned in that thread; `count` counts every matching key."""
+    principal = request.auth
+    owner = actors.actor_for_key(actor, principal.api_key, principal)
+    items, count = turns.read_back(
+        owner, principal=principal, thread_id=thread_id, limit=limit, offset=offset
+    )
+    return {"items": items, "count": count}
+
+
+# Declared before /{memory_id}, so "search" is never taken for a memory id.
+@router.get(
+    "/search",
+    response={200: SearchOut, **errors(404, 422)},
+    summary="Search the actor's chain",
+)
+def search(
+    request,
+    actor: ActorParam,
+    q: Annotated[Text, Query(description="What to look for (at most 2000 characters).")],
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+):
+    """The best `limit` keys for `q`, precedence-resolved, plus every pinned key; `tier`
+    says which search found them. Only the actor's chain is searched."""
+    principal = request.auth
+    owner = actors.actor_for_key(actor, principal.api_key, principal)
+    items, tier = turns.search_memories(owner, q, principal=principal, limit=limit)
+    return {"items": items, "tier": tier}
+
+
+@router.get(
+    "/{memory_id}",
+    response={200: MemoryOut, **errors(404, 422)},
+    summary="One memory, if it is live and in the actor's chain",
+)
+def get_memory(request, memory_id: str, actor: ActorParam):
+    principal = request.auth
+    owner = actors.actor_for_key(actor, principal.api_key, principal)
+    memory = visible_memory(
+        owner, memory_id, principal=principal, action="memory.get", live_only=True
+    )
+    audit.record(
+        principal,
+        "memory.get",
+        200,
+        actor_ref=owner.ref,
+        scope=memory.scope.token,
+        memory_ids=[memory.uid],
+        count=1,
+    )
+    return turns.memory_shape_for_actor(memory, actors.chain_of(owner))
+
+
+@router.delete(
+    "/{memory_id}",
+    response={204: None, **errors(403, 404, 422)},
+    summary="Forget a memory held at the actor's own scope",
+)
+def forget(request, memory_id: str, actor: ActorParam):
+    """204: every version of the memory is erased and its text scrubbed from stored
+    digests. 403: the actor sees it, but it is held at a wider scope (an administrator
+    forgets it in the console). 404: the actor cannot see it (another actor's, another
+    tenant's, unknown, already forgotten)."""
+    principal = request.auth
+    owner = actors.actor_for_key(actor, principal.api_key, principal)
+    # Any version, live or retired: a retired version of the actor's own memory still
+    # names the lineage to erase, while an id outside the chain stays a 404.
+    memory = visible_memory(owner, memory_id, principal=principal, action="forget", live_only=False)
+    forgetting.forget_for_actor(memory, owner, actors.chain_of(owner), principal=principal)
+    return Status(204, None)
