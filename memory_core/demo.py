@@ -446,6 +446,21 @@ def load_demo(stdout=None) -> dict:
             return _Loader(progress).load()
 
 
+def fresh_demo_login() -> dict | None:
+    """A new password for the demo superuser, for a `serve --demo` on an already-loaded
+    demo: its first password was shown once and is stored nowhere, and a demo that cannot
+    be logged into is no demo. Only the demo's own superuser is touched."""
+    User = get_user_model()
+    username = next(name for name, _, role in PEOPLE if role == "superuser")
+    user = User.objects.filter(username=username, is_superuser=True).first()
+    if user is None:
+        return None
+    password = secrets.token_urlsafe(12)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    return {"username": username, "password": password, "role": "superuser"}
+
+
 class _Loader:
     def __init__(self, progress):
         self.progress = progress

@@ -5,14 +5,14 @@ import json
 
 import pgtrigger
 import pytest
-from django.contrib.auth import get_user_model
+from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 from django.db.models import Count
 
 from memory_core import curation, keys, transcripts, writes
-from memory_core.demo import load_demo
+from memory_core.demo import fresh_demo_login, load_demo
 from memory_core.models import (
     Actor,
     Author,
@@ -376,6 +376,9 @@ def test_demo_builds_the_organisation_once(db):
 
     counts = (Memory.objects.count(), Message.objects.count(), Digest.objects.count())
     assert load_demo() == {"loaded": False}
+    # A second `serve --demo` cannot show the first password again; it issues a new one.
+    login = fresh_demo_login()
+    assert authenticate(username=login["username"], password=login["password"]) is not None
     assert (Memory.objects.count(), Message.objects.count(), Digest.objects.count()) == counts
     assert get_user_model().objects.filter(username="admin").count() == 1
     out, _ = run("verify_ledger")

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from gunicorn.app.base import BaseApplication
 
-from memory_core.demo import DemoConflict, load_demo
+from memory_core.demo import DemoConflict, fresh_demo_login, load_demo
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -118,11 +118,13 @@ class Command(BaseCommand):
         except DemoConflict as error:
             raise CommandError(f"cannot load the demo: {error}") from error
         if not result["loaded"]:
-            self.stdout.write(
-                "The demo organisation is already loaded (tenant:acme exists); skipping. "
-                "Log in with the password printed when it was loaded, or set a new one "
-                "with `python manage.py changepassword admin`."
-            )
+            self.stdout.write("The demo organisation is already loaded (tenant:acme exists).")
+            login = fresh_demo_login()
+            if login is not None:
+                self.stdout.write(
+                    f"Console login (a new password for the demo superuser): "
+                    f"{login['username']} {login['password']}"
+                )
             return
         self.stdout.write("Demo organisation loaded. Console logins:")
         for login in result["logins"]:
