@@ -1,7 +1,7 @@
 """URLs: the agent API under /api/v1/ (OpenAPI at /api/v1/openapi.json, docs at
-/api/v1/docs, health at /api/v1/health). The console's pages go beside it."""
+/api/v1/docs, health at /api/v1/health). The console is served at /."""
 
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from memory_console.api import api, unknown_path
 
@@ -9,4 +9,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     # Last among the API's routes: an unmatched /api/v1/… path is a JSON 404, not HTML.
     re_path(r"^api/v1/", unknown_path),
+    # The console (CONSOLE.md, "Addresses").
+    path("", include("memory_console.console.urls")),
 ]

@@ -32,6 +32,12 @@ def _flush_ignoring_truncate_guards(self, *args, **options):
 flush.Command.handle = _flush_ignoring_truncate_guards
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Tests create users by the dozen; PBKDF2's deliberate slowness buys nothing here."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def operator():
     """An operator at the command line: acts as the system."""

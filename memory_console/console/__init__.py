@@ -1,0 +1,1 @@
+"""The admin console: server-rendered pages with htmx fragments (CONSOLE.md)."""
