@@ -4,7 +4,8 @@ About the append-only tables: `transactional_db` and `live_server` tests end wit
 flush, which TRUNCATEs every table, and the database refuses TRUNCATE of the ledger, the
 access log and memories. Rather than weaken that protection for tests, the flush command
 runs inside `pgtrigger.ignore(...)` naming exactly those three triggers: the same sanctioned
-escape hatch the forget service uses, scoped to the test harness.
+escape hatch the forget service uses, scoped to the test harness. The flush also removes
+the `global` scope the first migration created, so it is put back afterwards.
 """
 
 import pgtrigger
@@ -14,6 +15,9 @@ from django.core.management.commands import flush
 
 from memory_core import actors, keys
 from memory_core.principals import Principal
+
+# The browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
+pytest_plugins = ["tests.browser"]
 
 TRUNCATE_TRIGGERS = (
     "memory_core.LedgerEvent:ledger_no_truncate",
@@ -26,7 +30,14 @@ _original_flush = flush.Command.handle
 
 def _flush_ignoring_truncate_guards(self, *args, **options):
     with pgtrigger.ignore(*TRUNCATE_TRIGGERS):
-        return _original_flush(self, *args, **options)
+        result = _original_flush(self, *args, **options)
+    # The flush also empties what migrations put there; `global` must always exist.
+    from memory_core.models import Scope
+
+    Scope.objects.using(options.get("database", "default")).get_or_create(
+        token="global", defaults={"label": "Everyone", "stream": "global"}
+    )
+    return result
 
 
 flush.Command.handle = _flush_ignoring_truncate_guards

@@ -1,0 +1,57 @@
+"""The console in a real browser (Playwright driving Debian's Chromium)."""
+
+import pytest
+
+from memory_core import turns, writes
+from memory_core.models import Memory
+from tests.browser import log_in, screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def test_forget_through_the_typed_confirmation_erases_every_version(page, org, users):
+    first = writes.remember(org.u1, "tz", "works in CET", principal=org.acme_agent).memory
+    latest = writes.remember(org.u1, "tz", "works in CET, mornings", principal=org.acme_agent)
+    turns.resolve_turn(org.u1, "run-1", principal=org.acme_agent)
+    log_in(page, "owner", "pw-owner-123")
+    page.goto(f"/memories/{latest.memory.uid}/")
+    assert "every version" in page.inner_text("#forget")
+    page.fill("#forget-key", "tz")
+    page.click("#forget button[type=submit]")
+    page.wait_for_url("**/scopes/actor:u1/")
+    assert "Forgotten: 2 versions erased" in page.inner_text("body")
+    assert not Memory.objects.filter(lineage=first.lineage).exists()
+
+
+def test_a_script_in_memory_text_shows_as_text_and_runs_nothing(page, org, users):
+    hostile = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
+    memory = writes.publish(org.acme, "hostile", hostile, principal=users.p_owner)
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    log_in(page, "owner", "pw-owner-123")
+    for url in ("/scopes/tenant:acme/", f"/memories/{memory.uid}/"):
+        page.goto(url)
+        assert hostile in page.inner_text("body")
+        assert page.evaluate("window.pwned") is None
+    assert dialogs == []
+
+
+def test_a_post_without_the_csrf_token_is_refused(page, org, users):
+    log_in(page, "owner", "pw-owner-123")
+    response = page.request.post(
+        "/scopes/tenant:acme/publish/", form={"key": "units", "text": "miles"}
+    )
+    assert response.status == 403
+    assert not Memory.objects.filter(key="units").exists()
+
+
+def test_publishing_from_the_scope_page_lands_in_the_list(page, org, users):
+    log_in(page, "owner", "pw-owner-123")
+    page.goto("/scopes/tenant:acme/")
+    screenshot(page, "console-scope.png")
+    page.fill("form[action$='/publish/'] [name=key]", "units")
+    page.fill("form[action$='/publish/'] [name=text]", "report distances in kilometres")
+    page.click("form[action$='/publish/'] button[type=submit]")
+    page.wait_for_load_state()
+    assert "report distances in kilometres" in page.inner_text("body")
+    assert Memory.objects.live().get(key="units").origin_user == "owner"
