@@ -63,4 +63,7 @@ class DigestLine(models.Model):
         indexes = [
             # Forget finds every prompt-line copy of a memory; attribution finds its runs.
             models.Index(fields=["memory_uid"], name="digestline_memory_uid_idx"),
+            # Attribution: a pasted prompt line is matched by equality on its exact forms
+            # (with and without the "- " / "    ↳ " marker), never by a scan.
+            models.Index(fields=["text"], name="digestline_text_idx"),
         ]
