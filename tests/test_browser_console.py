@@ -55,3 +55,32 @@ def test_publishing_from_the_scope_page_lands_in_the_list(page, org, users):
     page.wait_for_load_state()
     assert "report distances in kilometres" in page.inner_text("body")
     assert Memory.objects.live().get(key="units").origin_user == "owner"
+
+
+def test_republishing_a_conflicting_conclusion_changes_the_actors_block(page, org, users):
+    writes.publish(org.acme, "units", "report distances in kilometres", principal=users.p_owner)
+    writes.remember(org.u1, "units", "they prefer miles", principal=org.acme_agent)
+    log_in(page, "owner", "pw-owner-123")
+
+    page.goto("/actors/u1/")
+    before = page.inner_text("#block-preview pre.block")
+    assert "- [actor:u1] units: they prefer miles" in before
+    assert "↳ [tenant:acme] a person stated: report distances in kilometres" in before
+
+    page.goto("/conflicts/")
+    row = page.locator("tr", has_text="they prefer miles").first
+    row.locator("summary", has_text="Decide").click()
+    screenshot(page, "console-conflicts-decide.png")
+    form = row.locator("form[action$='/republish/']")
+    form.locator("input[name=retire_original]").check()
+    form.locator("button[type=submit]").click()
+    page.wait_for_url("**/conflicts/**")
+
+    page.goto("/actors/u1/")
+    after = page.inner_text("#block-preview pre.block")
+    assert after != before
+    assert "- [tenant:acme] units: they prefer miles" in after
+    assert "[actor:u1] units" not in after
+    screenshot(page, "console-actor.png")
+    promoted = Memory.objects.live().get(scope=org.acme, key="units")
+    assert promoted.author == "human" and promoted.promoted_from.scope == org.u1.scope

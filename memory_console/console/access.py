@@ -8,16 +8,31 @@ What a user may *do* is decided by the memory_core services (each raises Forbidd
 writes the refusal to the access log); `console_view` turns those DomainErrors into pages.
 """
 
+from dataclasses import dataclass
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.db import connection
+from django.db.models import Q
 from django.shortcuts import render
 
-from memory_core.errors import DomainError, Invalid, NotFound
-from memory_core.models import Memory, Scope
+from memory_core import audit
+from memory_core.errors import DomainError, Forbidden, Invalid, NotFound
+from memory_core.models import (
+    AccessLog,
+    Actor,
+    ApiKey,
+    Digest,
+    DigestLine,
+    LedgerEvent,
+    Memory,
+    Scope,
+    ScopeGrant,
+    Thread,
+)
 from memory_core.models.access import Role
 from memory_core.permissions import role_for
+from memory_core.principals import Principal
 
 
 def scope_for_reader(user, token: str) -> Scope:
@@ -38,6 +53,56 @@ def memory_for_reader(user, uid: str) -> Memory:
     if memory is None or role_for(user, memory.scope) is None:
         raise NotFound("memory not found")
     return memory
+
+
+def actor_for_reader(user, ref: str) -> Actor:
+    """The actor `ref` if any of the user's grants reaches its own scope, else NotFound.
+
+    A grant reaches an actor whose chain holds the granted scope or whose own scope lies
+    below it (permissions.role_for); an unknown ref and another tenant's look the same.
+    """
+    actor = Actor.objects.select_related("scope").filter(ref=ref).first()
+    if actor is None or role_for(user, actor.scope) is None:
+        raise NotFound("actor not found")
+    return actor
+
+
+def api_key_for_admin(user, uid: str, *, action: str = "api_key.revoke") -> ApiKey:
+    """API key `uid` for an administrator of its reach (superuser: any key).
+
+    A key whose reach no grant of the user reaches is NotFound, like anything else outside
+    their grants. An auditor of the reach already sees the key on the keys page, so refusing
+    them says nothing new: Forbidden, written to the access log as `action`.
+    """
+    key = ApiKey.objects.select_related("reach").filter(uid=uid).first()
+    role = role_for(user, key.reach) if key is not None else None
+    if role is None:
+        raise NotFound("API key not found")
+    if role != Role.ADMIN:
+        with audit.refusals_logged(Principal.for_user(user), action, scope=key.reach.token):
+            raise Forbidden(f"managing this key needs an administrator of {key.reach.token}")
+    return key
+
+
+def require_superuser(user, action: str) -> None:
+    """Users and grants are a superuser's business (CONSOLE.md, "People"). That page is no
+    secret, so a logged-in non-superuser gets Forbidden (a 403 page), logged as `action`."""
+    if not user.is_superuser:
+        with audit.refusals_logged(Principal.for_user(user), action):
+            raise Forbidden("only a superuser manages users and grants")
+
+
+def grant_for_superuser(user, username: str, token: str) -> ScopeGrant:
+    """The grant of `username` at scope `token`, for a superuser; NotFound if none."""
+    require_superuser(user, "grant.revoke")
+    grant = (
+        ScopeGrant.objects.select_related("user", "scope")
+        .filter(user__username=username, scope__token=token)
+        .first()
+    )
+    if grant is None:
+        raise NotFound("grant not found")
+    return grant
 
 
 # The scopes a user's grants reach, with the role each grant carries. It mirrors
@@ -78,6 +143,23 @@ def readable_scope_roles(user) -> dict[int, str] | None:
             if roles.get(scope_id) != Role.ADMIN:
                 roles[scope_id] = role
     return roles
+
+
+def reached_actor_tokens(roles: dict[int, str] | None) -> list[str] | None:
+    """The own-scope tokens of the actors that `roles` (from readable_scope_roles) reach.
+
+    None stays None ("every actor"). Every chain starts with its actor's own scope, so as
+    memory_core.conflicts' `reach_tokens` this selects exactly the actors whose pages the
+    user may open; the granted tokens alone would miss an actor hanging below a granted
+    scope in the tree without naming that scope in its chain.
+    """
+    if roles is None:
+        return None
+    return list(
+        Scope.objects.filter(id__in=list(roles), token__startswith="actor:").values_list(
+            "token", flat=True
+        )
+    )
 
 
 STATUS_TITLES = {
@@ -122,3 +204,138 @@ def console_view(view=None, *, invalid=None):
         return login_required(wrapped)
 
     return decorate(view) if view is not None else decorate
+
+
+# --- Runs and conversations (attribution, runs and thread pages) ----------------------
+# A digest, its lines and a thread belong to one actor; they are readable when that
+# actor's own scope is (readable_scope_roles). Lists are filtered, and one specific run
+# or thread outside the grants is NotFound, like anything else outside them.
+
+
+def _for_readable_actors(rows, user, actor_path: str):
+    roles = readable_scope_roles(user)
+    if roles is None:
+        return rows
+    return rows.filter(**{f"{actor_path}__scope_id__in": list(roles)})
+
+
+def digests_for_reader(user):
+    """Every stored digest (run) of an actor the user may read."""
+    return _for_readable_actors(Digest.objects.select_related("actor"), user, "actor")
+
+
+def digest_for_reader(user, actor_ref: str, run_id: str) -> Digest:
+    """The digest of run `run_id` of actor `actor_ref`, if the user may read that actor."""
+    digest = digests_for_reader(user).filter(actor__ref=actor_ref, run_id=run_id).first()
+    if digest is None:
+        raise NotFound("run not found")
+    return digest
+
+
+def digest_lines_for_reader(user):
+    """Every stored prompt line of a run the user may read."""
+    lines = DigestLine.objects.select_related("digest__actor")
+    return _for_readable_actors(lines, user, "digest__actor")
+
+
+def threads_for_reader(
+    user, ref: str, actor_ref: str | None = None, *, limit: int | None = None
+) -> list[Thread]:
+    """The threads with host id `ref` (of actor `actor_ref` when given) the user may read,
+    by actor ref, at most `limit` of them.
+
+    A host's thread id is unique per actor, not globally: two actors may each have a "t1".
+    NotFound when none is readable.
+    """
+    threads = Thread.objects.select_related("actor").filter(ref=ref)
+    if actor_ref:
+        threads = threads.filter(actor__ref=actor_ref)
+    found = list(_for_readable_actors(threads, user, "actor").order_by("actor__ref")[:limit])
+    if not found:
+        raise NotFound("conversation not found")
+    return found
+
+
+def origin_threads_for_reader(user, pairs) -> dict[tuple[int, str], Thread]:
+    """{(actor id, ref): thread} for the memory origins given that are stored and readable.
+
+    For origins a missing thread is no error: pruning may have removed it, and the page
+    says "origin no longer resolves". One query for all of them (thread_actor_ref_unique).
+    """
+    pairs = {(actor_id, ref) for actor_id, ref in pairs if actor_id is not None and ref}
+    if not pairs:
+        return {}
+    threads = Thread.objects.select_related("actor").filter(
+        actor_id__in={actor_id for actor_id, _ in pairs}, ref__in={ref for _, ref in pairs}
+    )
+    found = _for_readable_actors(threads, user, "actor")
+    return {(t.actor_id, t.ref): t for t in found if (t.actor_id, t.ref) in pairs}
+
+
+# --- The ledger and the access log (ledger, access-log and dashboard pages) ------------------
+
+
+@dataclass(frozen=True)
+class AuditReach:
+    """What of the ledger and the access log a user may read.
+
+    A ledger event is readable when its scope is. An access-log row is readable when its
+    scope is, or when it was made on behalf of an actor whose own scope is readable (turns
+    and reach refusals name only the actor). A row with neither is a superuser's only.
+    `streams` are the ledger chains that hold the readable scopes' events.
+    """
+
+    everything: bool
+    scope_ids: frozenset[int] = frozenset()
+    tokens: frozenset[str] = frozenset()
+    actor_refs: frozenset[str] = frozenset()
+    streams: frozenset[str] = frozenset()
+
+    def reads_scope(self, token: str | None) -> bool:
+        return self.everything or token in self.tokens
+
+
+def audit_reach(user) -> AuditReach:
+    """readable_scope_roles, plus one query for the tokens, actor refs and streams."""
+    roles = readable_scope_roles(user)
+    if roles is None:
+        return AuditReach(everything=True)
+    tokens, refs, streams = set(), set(), set()
+    rows = Scope.objects.filter(id__in=list(roles)).values_list("token", "stream", "actor__ref")
+    for token, stream, ref in rows:
+        tokens.add(token)
+        streams.add(stream)
+        if ref is not None:
+            refs.add(ref)
+    return AuditReach(
+        everything=False,
+        scope_ids=frozenset(roles),
+        tokens=frozenset(tokens),
+        actor_refs=frozenset(refs),
+        streams=frozenset(streams),
+    )
+
+
+def ledger_events_for_reader(user, reach: AuditReach | None = None):
+    """The ledger events the user may read (unordered; callers page by id)."""
+    reach = reach if reach is not None else audit_reach(user)
+    events = LedgerEvent.objects.all()
+    if reach.everything:
+        return events
+    if not reach.tokens:
+        return events.none()
+    return events.filter(scope__in=sorted(reach.tokens))
+
+
+def access_rows_for_reader(user, reach: AuditReach | None = None):
+    """The access-log rows the user may read (unordered; callers page by id)."""
+    reach = reach if reach is not None else audit_reach(user)
+    rows = AccessLog.objects.all()
+    if reach.everything:
+        return rows
+    if not reach.tokens and not reach.actor_refs:
+        return rows.none()
+    visible = Q(scope__in=sorted(reach.tokens)) if reach.tokens else Q()
+    if reach.actor_refs:
+        visible |= Q(actor_ref__in=sorted(reach.actor_refs))
+    return rows.filter(visible)

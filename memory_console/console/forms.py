@@ -2,6 +2,7 @@
 (key shape, one line, length); these only turn form fields into arguments."""
 
 import re
+from datetime import datetime, timedelta
 
 from django import forms
 
@@ -28,6 +29,28 @@ class MemoryFilter(forms.Form):
         return {name: self.cleaned_data.get(name) or "" for name in self.fields}
 
 
+# memory_core.conflicts.AUTHOR_COMBINATIONS, said the way the console says authors.
+AUTHOR_COMBINATION_LABELS = {
+    "agent>human": "agent over person",
+    "agent>agent": "agent over agent",
+    "human>human": "person over person",
+    "human>agent": "person over agent",
+}
+
+
+class ConflictFilter(forms.Form):
+    """The conflicts page's filters; like MemoryFilter, a bad value is ignored."""
+
+    scope = forms.CharField(required=False, max_length=161, strip=True)
+    authors = forms.ChoiceField(
+        required=False, choices=[("", "any authors"), *AUTHOR_COMBINATION_LABELS.items()]
+    )
+
+    def values(self) -> dict:
+        self.is_valid()
+        return {name: self.cleaned_data.get(name) or "" for name in self.fields}
+
+
 def parse_tags(raw: str) -> list[str]:
     """`finance, policy` or `finance policy` -> ["finance", "policy"] (checked by the service)."""
     return [tag for tag in re.split(r"[\s,]+", raw or "") if tag]
@@ -42,3 +65,123 @@ def page_number(raw) -> int:
         return max(1, int(raw))
     except (TypeError, ValueError):
         return 1
+
+
+# --- The ledger and access-log pages ----------------------------------------------------
+
+# Offered as suggestions (a datalist); the filters match any exact value, so a kind or an
+# action added later is still filterable before anyone updates these lists.
+LEDGER_KINDS = [
+    "memory.remembered",
+    "memory.published",
+    "memory.corrected",
+    "memory.promoted",
+    "memory.pinned",
+    "memory.unpinned",
+    "memory.invalidated",
+    "memory.forgotten",
+    "scope.created",
+    "actor.registered",
+    "actor.put",
+    "api_key.created",
+    "api_key.revoked",
+    "grant.set",
+    "grant.revoked",
+    "history.pruned",
+]
+ACCESS_ACTIONS = [
+    "turn",
+    "preview",
+    "remember",
+    "read_back",
+    "search",
+    "memory.get",
+    "memory.read",
+    "scope.read",
+    "publish",
+    "correct",
+    "promote",
+    "invalidate",
+    "forget",
+    "actor.get",
+    "actor.put",
+    "actor.lookup",
+    "message",
+    "api_key.create",
+    "api_key.revoke",
+    "grant",
+    "grant.revoke",
+]
+# The statuses that mean "refused" (CONSOLE.md): highlighted, countable, filterable.
+REFUSED_FROM = 400
+TIME_WINDOWS = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+
+
+class TimeRangeFilter(forms.Form):
+    """A preset window ("the last 24 h") or explicit since / until (UTC). Like every
+    console filter, a malformed value is ignored rather than refused."""
+
+    window = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "any time"),
+            ("1h", "last hour"),
+            ("24h", "last 24 hours"),
+            ("7d", "last 7 days"),
+            ("30d", "last 30 days"),
+        ],
+    )
+    since = forms.DateTimeField(required=False)
+    until = forms.DateTimeField(required=False)
+
+    def values(self) -> dict:
+        """What the form shows back: strings, datetimes as a datetime-local input wants."""
+        self.is_valid()
+        out = {}
+        for name in self.fields:
+            value = self.cleaned_data.get(name)
+            if isinstance(value, datetime):
+                value = value.strftime("%Y-%m-%dT%H:%M")
+            elif isinstance(value, int) and not isinstance(value, bool):
+                value = str(value)  # an outcome, compared with the <option> values
+            out[name] = value or ""
+        return out
+
+    def bounds(self, now) -> tuple[datetime | None, datetime | None]:
+        self.is_valid()
+        window = self.cleaned_data.get("window")
+        since = now - TIME_WINDOWS[window] if window else self.cleaned_data.get("since")
+        return since, self.cleaned_data.get("until")
+
+
+class LedgerFilter(TimeRangeFilter):
+    kind = forms.CharField(required=False, max_length=40, strip=True)
+    scope = forms.CharField(required=False, max_length=161, strip=True)
+    principal = forms.CharField(required=False, max_length=200, strip=True)
+
+
+class AccessFilter(TimeRangeFilter):
+    principal = forms.CharField(required=False, max_length=200, strip=True)
+    actor = forms.CharField(required=False, max_length=128, strip=True)
+    action = forms.CharField(required=False, max_length=40, strip=True)
+    outcome = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        choices=[
+            ("", "any outcome"),
+            ("200", "200 done"),
+            ("201", "201 created"),
+            ("204", "204 done"),
+            ("401", "401 no key"),
+            ("403", "403 forbidden"),
+            ("404", "404 not found"),
+            ("422", "422 invalid"),
+        ],
+    )
+    refused = forms.BooleanField(required=False)

@@ -3,9 +3,22 @@ trail's links depend on these staying put. Included at "" by memory_console/urls
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
 
-from memory_console.console.views import memories, memory_actions, scopes
+from memory_console.console.views import (
+    access_log,
+    actors,
+    attribution,
+    conflicts,
+    dashboard,
+    keys,
+    ledger,
+    memories,
+    memory_actions,
+    runs,
+    scopes,
+    threads,
+    users,
+)
 
 app_name = "console"
 
@@ -16,8 +29,7 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),
-    # Until the dashboard exists, "/" (where login lands) opens the scope tree.
-    path("", RedirectView.as_view(pattern_name="console:scopes"), name="home"),
+    path("", dashboard.dashboard, name="home"),
     path("scopes/", scopes.scope_list, name="scopes"),
     path("scopes/<str:token>/", scopes.scope_detail, name="scope"),
     path("scopes/<str:token>/publish/", scopes.scope_publish, name="scope-publish"),
@@ -28,4 +40,23 @@ urlpatterns = [
     path("memories/<str:uid>/unpin/", memory_actions.unpin, name="memory-unpin"),
     path("memories/<str:uid>/invalidate/", memory_actions.invalidate, name="memory-invalidate"),
     path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
+    path("actors/<str:ref>/", actors.actor_detail, name="actor"),
+    path("conflicts/", conflicts.conflict_list, name="conflicts"),
+    path("ledger/", ledger.ledger_list, name="ledger"),
+    path("ledger/new/", ledger.ledger_new, name="ledger-new"),
+    path("ledger/verify/", ledger.ledger_verify, name="ledger-verify"),
+    path("access/", access_log.access_list, name="access"),
+    path("attribution/", attribution.attribution, name="attribution"),
+    path("runs/", runs.run_list, name="runs"),
+    # Host run and thread ids may contain "/": <path:> takes them whole (nothing is routed
+    # below a run or a thread, so this is unambiguous). See views/runs.py and threads.py.
+    path("runs/<str:actor>/<path:run_id>/", runs.run_detail, name="run"),
+    path("threads/<path:thread_id>/", threads.thread_detail, name="thread"),
+    path("keys/", keys.key_list, name="keys"),
+    path("keys/create/", keys.key_create, name="key-create"),
+    path("keys/<str:uid>/revoke/", keys.key_revoke, name="key-revoke"),
+    path("users/", users.user_list, name="users"),
+    path("users/create/", users.user_create, name="user-create"),
+    path("users/grants/", users.grant_set, name="user-grant"),
+    path("users/grants/revoke/", users.grant_revoke, name="user-grant-revoke"),
 ]

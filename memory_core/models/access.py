@@ -87,6 +87,15 @@ class AccessLog(models.Model):
             models.Index(fields=["principal", "-id"], name="access_principal_idx"),
             models.Index(fields=["actor_ref", "-id"], name="access_actor_idx"),
             models.Index(fields=["action", "-id"], name="access_action_idx"),
+            # An auditor's access page: rows at a readable scope OR about a readable actor;
+            # with this beside access_actor_idx the planner can OR two index scans.
+            models.Index(fields=["scope", "-id"], name="access_scope_idx"),
+            # The refusal count of a recent window reads only that window's refusals.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(outcome__gte=400),
+                name="access_refused_recent_idx",
+            ),
             models.Index(fields=["created_at"], name="access_created_idx"),
             # Probing shows up as refusals; the access page counts and lists them.
             models.Index(fields=["-id"], condition=Q(outcome__gte=400), name="access_refused_idx"),

@@ -1,6 +1,7 @@
 """Digests: what one run (one agent turn) was given, kept for replay and attribution."""
 
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import HashIndex
 from django.db import models
 from django.db.models import Q
 
@@ -31,6 +32,8 @@ class Digest(models.Model):
         indexes = [
             models.Index(fields=["-created_at", "-id"], name="digest_recent_idx"),
             models.Index(fields=["actor", "-created_at"], name="digest_actor_recent_idx"),
+            # Attribution ?run=: a run by its host id across actors (unique per actor only).
+            models.Index(fields=["run_id"], name="digest_run_idx"),
             # Dashboard alerts: turns whose pinned memories did not all fit.
             models.Index(
                 fields=["-created_at"],
@@ -64,6 +67,7 @@ class DigestLine(models.Model):
             # Forget finds every prompt-line copy of a memory; attribution finds its runs.
             models.Index(fields=["memory_uid"], name="digestline_memory_uid_idx"),
             # Attribution: a pasted prompt line is matched by equality on its exact forms
-            # (with and without the "- " / "    ↳ " marker), never by a scan.
-            models.Index(fields=["text"], name="digestline_text_idx"),
+            # (with and without the "- " / "    ↳ " marker), never by a scan. Hash, not
+            # btree: a line may exceed btree's 2704-byte row limit.
+            HashIndex(fields=["text"], name="digestline_text_hash"),
         ]

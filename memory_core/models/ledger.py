@@ -5,7 +5,10 @@ contend for one lock. Payloads carry ids, scopes, counts and lengths — never a
 """
 
 import pgtrigger
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
+from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 
 from memory_core.models.guards import Protect, no_truncate
 
@@ -36,6 +39,12 @@ class LedgerEvent(models.Model):
             models.Index(fields=["scope", "-id"], name="ledger_scope_idx"),
             models.Index(fields=["principal", "-id"], name="ledger_principal_idx"),
             models.Index(fields=["created_at"], name="ledger_created_idx"),
+            # Attribution and run pages: when and by whom a memory id was forgotten.
+            GinIndex(
+                OpClass(KeyTransform("memories", "payload"), name="jsonb_path_ops"),
+                condition=Q(kind="memory.forgotten"),
+                name="ledger_forgotten_memories_gin",
+            ),
         ]
         triggers = [
             Protect(

@@ -5,6 +5,7 @@ page with the message beside the form, status 422."""
 
 from django.contrib import messages
 from django.shortcuts import redirect
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from memory_console.console.access import console_view, memory_for_reader
@@ -28,7 +29,14 @@ def _invalid(request, error, uid):
     )
 
 
-def _back(memory):
+def _back(request, memory):
+    """To the page the form was on when it posted a safe `next` (the conflicts page does),
+    else to the memory. Never to another host: `next` comes from the request."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(target)
     return redirect("console:memory", uid=memory.uid)
 
 
@@ -40,7 +48,7 @@ def correct(request, uid):
         memory, request.POST.get("text", "").strip(), principal=Principal.for_user(request.user)
     )
     messages.success(request, f"Corrected: {new.uid} is the live version; {memory.uid} retired.")
-    return _back(new)
+    return _back(request, new)
 
 
 @console_view(invalid=_invalid)
@@ -62,14 +70,14 @@ def republish(request, uid):
     )
     note = " The original is retired." if retire_original else ""
     messages.success(request, f"Republished at {target.token} as {new.uid}.{note}")
-    return _back(new)
+    return _back(request, new)
 
 
 def _set_pinned(request, uid, pinned: bool):
     memory = memory_for_reader(request.user, uid)
     curation.set_pinned(memory, pinned, principal=Principal.for_user(request.user))
     messages.success(request, "Pinned: always in the prompt." if pinned else "Unpinned.")
-    return _back(memory)
+    return _back(request, memory)
 
 
 @console_view
@@ -92,7 +100,7 @@ def invalidate(request, uid):
         memory, request.POST.get("reason", ""), principal=Principal.for_user(request.user)
     )
     messages.success(request, "Invalidated: it no longer reaches any prompt.")
-    return _back(memory)
+    return _back(request, memory)
 
 
 @console_view(invalid=_invalid)

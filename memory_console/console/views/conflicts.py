@@ -1,0 +1,164 @@
+"""The conflicts page: every key answered at more than one scope of some actor's chain,
+with the decisions a person may take about each pair inline."""
+
+from dataclasses import dataclass, field
+
+from django.core.paginator import Paginator
+from django.views.decorators.http import require_GET
+
+from memory_console.console.access import (
+    console_view,
+    reached_actor_tokens,
+    readable_scope_roles,
+)
+from memory_console.console.forms import (
+    AUTHOR_COMBINATION_LABELS,
+    PAGE_SIZE,
+    ConflictFilter,
+    page_number,
+)
+from memory_console.console.rendering import render_page
+from memory_core import audit
+from memory_core.conflicts import Conflict, conflicts
+from memory_core.models import Scope
+from memory_core.models.access import Role
+from memory_core.principals import Principal
+from memory_core.scopes import GLOBAL
+from memory_core.writes import promotion_targets
+
+
+@dataclass
+class Row:
+    conflict: Conflict
+    can_invalidate: bool = False
+    # The wider value's own scope when the narrower one can be republished right there;
+    # otherwise the wider scopes the user administers, to choose from.
+    republish_to: Scope | None = None
+    targets: list[Scope] = field(default_factory=list)
+
+    @property
+    def authors_label(self) -> str:
+        return AUTHOR_COMBINATION_LABELS[self.conflict.authors]
+
+    @property
+    def can_act(self) -> bool:
+        return self.can_invalidate or self.republish_to is not None or bool(self.targets)
+
+
+class _Roles:
+    """What the user may do where, from one readable_scope_roles query."""
+
+    def __init__(self, user):
+        self.roles = readable_scope_roles(user)
+        self.administers_any = self.roles is None or Role.ADMIN in self.roles.values()
+        self._targets: dict[int, list[Scope]] = {}
+
+    def reads(self, scope: Scope) -> bool:
+        return self.roles is None or scope.id in self.roles
+
+    def administers(self, scope: Scope) -> bool:
+        return self.roles is None or self.roles.get(scope.id) == Role.ADMIN
+
+    def targets(self, memory) -> list[Scope]:
+        # promotion_targets depends on the scope alone; a page repeats few narrow scopes.
+        if memory.scope_id not in self._targets:
+            self._targets[memory.scope_id] = [
+                s for s in promotion_targets(memory) if self.administers(s)
+            ]
+        return self._targets[memory.scope_id]
+
+
+def _row(conflict: Conflict, roles: _Roles) -> Row:
+    narrow, wide = conflict.narrow, conflict.wide
+    row = Row(conflict)
+    if not roles.administers_any:
+        return row
+    row.can_invalidate = roles.administers(narrow.scope)
+    targets = roles.targets(narrow)
+    row.republish_to = next((s for s in targets if s.pk == wide.scope_id), None)
+    if row.republish_to is None:
+        row.targets = targets
+    return row
+
+
+def _filter_scope(token: str, roles: _Roles) -> tuple[Scope | None, bool]:
+    """(scope to filter by, whether the filter can match anything). An unknown token and one
+    outside the user's grants look the same: nothing matches. `global` is in every chain."""
+    if not token:
+        return None, True
+    scope = Scope.objects.filter(token=token).first()
+    if scope is None or not (scope.token == GLOBAL or roles.reads(scope)):
+        return None, False
+    return scope, True
+
+
+def _fetch(reach, scope, authors, number: int):
+    """One page of conflicts and its Paginator page; past the end, the last page."""
+
+    def fetch(n):
+        return conflicts(
+            reach_tokens=reach,
+            scope=scope,
+            authors=authors or None,
+            limit=PAGE_SIZE,
+            offset=(n - 1) * PAGE_SIZE,
+        )
+
+    items, total = fetch(number)
+    if not items and number > 1:
+        # The count comes with the rows; a page past the end has neither.
+        total = conflicts(reach_tokens=reach, scope=scope, authors=authors or None, limit=1)[1]
+        number = max(1, -(-total // PAGE_SIZE))
+        items, total = fetch(number) if total else ([], 0)
+    # A Paginator over a range gives the page links without holding any rows.
+    page = Paginator(range(total), PAGE_SIZE).get_page(number)
+    return items, page
+
+
+def _scope_choices(roles: _Roles, current: str) -> list[str]:
+    scopes = Scope.objects.exclude(token__startswith="actor:")
+    if roles.roles is not None:
+        scopes = scopes.filter(id__in=list(roles.roles)) | scopes.filter(token=GLOBAL)
+    tokens = sorted(scopes.values_list("token", flat=True), key=lambda t: (t != GLOBAL, t))
+    if current and current not in tokens:
+        tokens.append(current)  # an actor scope from a link, or a token typed in the URL
+    return tokens
+
+
+@console_view
+@require_GET
+def conflict_list(request):
+    roles = _Roles(request.user)
+    filters = ConflictFilter(request.GET).values()
+    scope, matchable = _filter_scope(filters["scope"], roles)
+    if matchable:
+        reach = reached_actor_tokens(roles.roles)
+        items, page = _fetch(reach, scope, filters["authors"], page_number(request.GET.get("page")))
+    else:
+        items, page = [], Paginator([], PAGE_SIZE).get_page(1)
+    rows = [_row(c, roles) for c in items]
+    shown = [m for c in items for m in (c.narrow, c.wide)]
+    context = {
+        "rows": rows,
+        "page": page,
+        "linkable": {m.uid for m in shown if roles.reads(m.scope)},
+        "readable_tokens": {m.scope.token for m in shown if roles.reads(m.scope)},
+        "page_range": page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1),
+        "filters": filters,
+        "filtering": any(filters.values()),
+        "scope_choices": _scope_choices(roles, filters["scope"]),
+        "author_choices": AUTHOR_COMBINATION_LABELS,
+        "here": request.get_full_path(),
+    }
+    response = render_page(
+        request, "console/conflicts.html", context, fragment="console/_conflict_rows.html"
+    )
+    audit.record(
+        Principal.for_user(request.user),
+        "conflicts.read",
+        200,
+        scope=filters["scope"] or None,
+        memory_ids=list(dict.fromkeys(m.uid for m in shown)),
+        count=len(rows),
+    )
+    return response

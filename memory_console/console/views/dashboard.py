@@ -1,0 +1,139 @@
+"""The dashboard: the last 30 days at a glance, within the user's grants.
+
+Its cost must not grow with history: every figure is a bounded window (the last 30 days,
+on ledger_created_idx and digest_recent_idx), a LIMIT on an index (recent events, alerts
+on digest_pinned_omitted_idx), the live-memory counts the scope tree also shows, or, for
+all-time totals, the planner's estimate (pg_class.reltuples). The chain is not re-verified
+here: the page shows this person's last check and a button to run one.
+"""
+
+from datetime import UTC, datetime, time
+
+from django.db import connection
+from django.db.models import BigIntegerField, Count, Sum
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, TruncDate
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from memory_console.console.access import (
+    audit_reach,
+    console_view,
+    digests_for_reader,
+    ledger_events_for_reader,
+)
+from memory_console.console.charts import Series, last_days, stacked_daily_bars
+from memory_console.console.rendering import render_page
+from memory_console.console.views.ledger import last_verification
+from memory_core.models import Author, Memory
+
+WINDOW_DAYS = 30
+AGENT_WRITES = ["memory.remembered"]
+HUMAN_WRITES = ["memory.published", "memory.corrected", "memory.promoted"]
+RECENT_EVENTS = 10
+ALERT_ROWS = 20
+SCOPE_ROWS = 20
+# Estimated row counts, shown to superusers only: a tenant's people see no global sizes.
+ESTIMATED_TABLES = {
+    "memory_core_ledgerevent": "ledger events",
+    "memory_core_accesslog": "access-log rows",
+    "memory_core_memory": "memory versions",
+    "memory_core_digest": "stored turns",
+}
+
+
+def _window_start(days) -> datetime:
+    return datetime.combine(days[0], time.min, tzinfo=UTC)
+
+
+def _writes(events, since):
+    """{day: count} for agent and for human writes, and the agents' characters written."""
+    rows = (
+        events.filter(created_at__gte=since, kind__in=AGENT_WRITES + HUMAN_WRITES)
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "kind")
+        .annotate(n=Count("id"), chars=Sum(Cast(KT("payload__chars"), BigIntegerField())))
+        .order_by()
+    )
+    agent, human, agent_chars = {}, {}, 0
+    for row in rows:
+        if row["kind"] in AGENT_WRITES:
+            agent[row["day"]] = agent.get(row["day"], 0) + row["n"]
+            agent_chars += row["chars"] or 0
+        else:
+            human[row["day"]] = human.get(row["day"], 0) + row["n"]
+    return agent, human, agent_chars
+
+
+def _live_counts(reach):
+    """Live memories per scope and author, biggest scopes first (one aggregate query)."""
+    live = Memory.objects.live()
+    if not reach.everything:
+        live = live.filter(scope_id__in=sorted(reach.scope_ids))
+    rows = live.values("scope__token", "author").annotate(n=Count("id")).order_by()
+    by_scope: dict[str, dict] = {}
+    for row in rows:
+        counts = by_scope.setdefault(
+            row["scope__token"], {"token": row["scope__token"], "human": 0, "agent": 0}
+        )
+        counts["human" if row["author"] == Author.HUMAN else "agent"] += row["n"]
+    table = sorted(by_scope.values(), key=lambda c: (-(c["human"] + c["agent"]), c["token"]))
+    for counts in table:
+        counts["total"] = counts["human"] + counts["agent"]
+    return table
+
+
+def _estimates() -> list[dict]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reltuples::bigint FROM pg_class WHERE relname = ANY(%s)",
+            [list(ESTIMATED_TABLES)],
+        )
+        found = dict(cursor.fetchall())
+    # -1: never analysed yet, so no estimate to show.
+    return [
+        {"label": label, "estimate": found.get(table, -1)}
+        for table, label in ESTIMATED_TABLES.items()
+    ]
+
+
+@console_view
+@require_GET
+def dashboard(request):
+    user = request.user
+    reach = audit_reach(user)
+    days = last_days(timezone.now().date(), WINDOW_DAYS)
+    since = _window_start(days)
+    events = ledger_events_for_reader(user, reach)
+    agent, human, agent_chars = _writes(events, since)
+    runs = digests_for_reader(user).filter(created_at__gte=since)
+    turns = dict(
+        runs.annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("day", "n")
+    )
+    omitted = runs.filter(pinned_omitted__gt=0)
+    scopes = _live_counts(reach)
+    context = {
+        "window_days": WINDOW_DAYS,
+        "writes_chart": stacked_daily_bars(
+            days, [Series("agent", "by agents", agent), Series("human", "by people", human)]
+        ),
+        "turns_chart": stacked_daily_bars(days, [Series("turns", "turns", turns)]),
+        "agent_writes": sum(agent.values()),
+        "human_writes": sum(human.values()),
+        "agent_chars": agent_chars,
+        "turn_count": sum(turns.values()),
+        "alerts": list(omitted.order_by("-created_at", "-id")[:ALERT_ROWS]),
+        "alert_count": omitted.count(),
+        "scopes": scopes[:SCOPE_ROWS],
+        "more_scopes": max(0, len(scopes) - SCOPE_ROWS),
+        "live_human": sum(c["human"] for c in scopes),
+        "live_agent": sum(c["agent"] for c in scopes),
+        "recent_events": list(events.order_by("-id")[:RECENT_EVENTS]),
+        "verification": last_verification(request),
+        "estimates": _estimates() if reach.everything else None,
+    }
+    return render_page(request, "console/dashboard.html", context)

@@ -1,0 +1,159 @@
+"""The API keys page: list, create (secret shown once), revoke (CONSOLE.md, "API keys").
+
+Who sees what. The list holds every key whose reach one of the user's grants reaches
+(superuser: every key). An administrator of a key's reach may revoke it, and may create
+keys reaching the scopes they administer; an auditor sees the same list without forms. A
+user with no grant at all gets the page with an empty state, as the scope tree does, not a
+404: the page's existence is no secret, and it tells them how to get a grant.
+
+The secret. keys.create_api_key hands back the clear secret once. The create POST answers
+with the page itself, the secret on it, rather than a redirect (which would carry the
+secret in a URL or park it in the session), marked `Cache-Control: no-store` so neither the
+browser's cache nor a proxy keeps a copy. It is never logged, flashed or stored.
+"""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.shortcuts import redirect
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_console.console.access import api_key_for_admin, console_view, readable_scope_roles
+from memory_console.console.forms import PAGE_SIZE, page_number
+from memory_console.console.rendering import render_page
+from memory_console.console.tree import flatten_tree
+from memory_core import audit, keys
+from memory_core.errors import Forbidden, Invalid
+from memory_core.models import ApiKey, Scope
+from memory_core.models.access import Role
+from memory_core.permissions import role_for
+from memory_core.principals import Principal
+
+STATES = {
+    "live": Q(revoked_at__isnull=True),
+    "revoked": Q(revoked_at__isnull=False),
+}
+
+
+def _visible(roles):
+    rows = ApiKey.objects.select_related("reach")
+    if roles is not None:
+        rows = rows.filter(reach_id__in=list(roles))
+    return rows
+
+
+def _reach_choices(roles) -> list[Scope]:
+    """The scopes offered as a new key's reach: those the user administers, in tree order.
+
+    Actors' own scopes are left out of the list: a key serves every actor whose chain holds
+    its reach, and offering one scope per actor would swamp the choice (a posted actor
+    scope the user administers is still accepted; the service decides).
+    """
+    scopes = Scope.objects.exclude(token__startswith="actor:").only(
+        "id", "token", "label", "parent_id"
+    )
+    if roles is not None:
+        scopes = scopes.filter(id__in=[i for i, role in roles.items() if role == Role.ADMIN])
+    return [node.item for node in flatten_tree(scopes)]
+
+
+def _filters(request) -> dict:
+    state = request.GET.get("state", "")
+    return {
+        "state": state if state in STATES else "",
+        "reach": request.GET.get("reach", "").strip()[:161],
+    }
+
+
+def _render_keys(
+    request, *, created=None, secret=None, error=None, posted=None, fragment=None, status=200
+):
+    user = request.user
+    roles = readable_scope_roles(user)
+    visible = _visible(roles)
+    filters = _filters(request)
+    rows = visible
+    if filters["state"]:
+        rows = rows.filter(STATES[filters["state"]])
+    if filters["reach"]:
+        rows = rows.filter(reach__token=filters["reach"])
+    paginator = Paginator(rows.order_by("-created_at", "-id"), PAGE_SIZE)
+    page = paginator.get_page(page_number(request.GET.get("page")))
+    for key in page:
+        key.can_revoke = key.revoked_at is None and (
+            roles is None or roles.get(key.reach_id) == Role.ADMIN
+        )
+    reaches = _reach_choices(roles)
+    context = {
+        "page": page,
+        "page_range": paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1),
+        "filters": filters,
+        "filtering": any(filters.values()),
+        "reach_tokens": list(
+            visible.order_by("reach__token").values_list("reach__token", flat=True).distinct()
+        ),
+        "has_grants": roles is None or bool(roles),
+        "reaches": reaches,
+        "can_create": bool(reaches),
+        "created": created,
+        "secret": secret,
+        "error": error,
+        "posted": posted or {},
+    }
+    return render_page(request, "console/keys.html", context, fragment=fragment, status=status)
+
+
+@console_view
+@require_GET
+def key_list(request):
+    return _render_keys(request, fragment="console/_key_rows.html")
+
+
+def _reach_to_create(user, principal, token: str) -> Scope:
+    """The scope a new key will reach, if the user administers it.
+
+    An unknown token and a scope outside the user's admin grants get one answer, a logged
+    403, so the form cannot be used to find out which scopes exist. The service checks
+    again when it creates the key.
+    """
+    token = token.strip()
+    if not token:
+        raise Invalid("choose the scope the key will reach")
+    scope = Scope.objects.filter(token=token).first()
+    if scope is None and user.is_superuser:
+        raise Invalid(f"there is no scope {token}")
+    if scope is None or role_for(user, scope) != Role.ADMIN:
+        with audit.refusals_logged(principal, "api_key.create", scope=token[:161]):
+            raise Forbidden(f"you do not administer {token}")
+    return scope
+
+
+def _create_invalid(request, error):
+    return _render_keys(request, error=error.message, posted=request.POST, status=422)
+
+
+@console_view(invalid=_create_invalid)
+@require_POST
+def key_create(request):
+    principal = Principal.for_user(request.user)
+    reach = _reach_to_create(request.user, principal, request.POST.get("reach", ""))
+    key, secret = keys.create_api_key(request.POST.get("name", ""), reach, principal=principal)
+    # Always the whole page (never a fragment): the secret is on it, and only this once.
+    response = _render_keys(request, created=key, secret=secret, status=201)
+    add_never_cache_headers(response)  # Cache-Control: ... no-store ...
+    return response
+
+
+@console_view
+@require_POST
+def key_revoke(request, uid):
+    key = api_key_for_admin(request.user, uid)
+    if key.revoked_at is not None:
+        messages.info(request, f"The key {key.name} was already revoked.")
+        return redirect("console:keys")
+    keys.revoke_api_key(key, principal=Principal.for_user(request.user))
+    messages.success(
+        request, f"Revoked the key {key.name} (mc_{key.prefix}…): it is refused from now on."
+    )
+    return redirect("console:keys")

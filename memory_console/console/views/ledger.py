@@ -1,0 +1,154 @@
+"""The ledger page: the events a user may read, newest first, filtered, paged by event id;
+live (htmx polls for events newer than the top row); and the chain check.
+
+Every list query is `visible AND filter ORDER BY id DESC LIMIT n`, each filter backed by an
+index on (column, -id) (memory_core/models/ledger.py), so a page costs the same on a ledger
+of a thousand events or of a hundred million.
+"""
+
+from datetime import datetime
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_console.console.access import audit_reach, console_view, ledger_events_for_reader
+from memory_console.console.cursors import cursor_id, newer_than, newest_first
+from memory_console.console.forms import LEDGER_KINDS, LedgerFilter
+from memory_console.console.rendering import render_page, wants_fragment
+from memory_core import ledger
+from memory_core.errors import Invalid
+
+# How often an open ledger page asks for new events (static/js/live-poll.js pauses it
+# while the tab is hidden or the person pressed "Pause").
+POLL_SECONDS = 5
+# The last chain check, kept in the checker's session: it was computed over *their*
+# streams, so it is theirs to see, and the dashboard shows it instead of re-walking the
+# whole chain on every load.
+VERIFICATION_KEY = "ledger_verification"
+
+
+def filtered_events(request, form: LedgerFilter):
+    """The readable events matching the filters (unordered: callers page by id)."""
+    events = ledger_events_for_reader(request.user)
+    values = form.values()
+    for name in ("kind", "scope", "principal"):
+        if values[name]:
+            events = events.filter(**{name: values[name]})
+    since, until = form.bounds(timezone.now())
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    if until is not None:
+        events = events.filter(created_at__lt=until)
+    return events
+
+
+@console_view
+@require_GET
+def ledger_list(request):
+    form = LedgerFilter(request.GET)
+    after = cursor_id(request.GET.get("after"))
+    page = newest_first(
+        filtered_events(request, form), before=cursor_id(request.GET.get("before")), after=after
+    )
+    filters = form.values()
+    context = {
+        "filters": filters,
+        "filtering": any(filters.values()),
+        "page": page,
+        "poll_after": page.newest_id if page.rows else (after or 0),
+        "poll_seconds": POLL_SECONDS,
+        "kinds": LEDGER_KINDS,
+        "verification": last_verification(request),
+    }
+    return render_page(
+        request, "console/ledger.html", context, fragment="console/_ledger_rows.html"
+    )
+
+
+@console_view
+@require_GET
+def ledger_new(request):
+    """The live view's poll: readable events newer than `after`, matching the filters.
+    204 (htmx swaps nothing) when there are none."""
+    after = cursor_id(request.GET.get("after"))
+    if after is None:
+        raise Invalid("after=<event id> is required")
+    events = newer_than(filtered_events(request, LedgerFilter(request.GET)), after)
+    if not events:
+        return HttpResponse(status=204)
+    context = {"events": events, "poll_after": events[0].id, "poll_seconds": POLL_SECONDS}
+    return render(request, "console/_ledger_new.html", context)
+
+
+@console_view
+@require_POST
+def ledger_verify(request):
+    """Walk the hash chains the user reads (every chain for a superuser)."""
+    reach = audit_reach(request.user)
+    streams = None if reach.everything else sorted(reach.streams)
+    result = ledger.verify(streams=streams)
+    summary = {
+        "ok": result.ok,
+        "count": result.count,
+        "at": timezone.now().isoformat(),
+        "streams": streams,
+        "problem": result.problem,
+        "broken": None,
+    }
+    if result.broken is not None:
+        event = result.broken
+        summary["broken"] = {
+            "id": event.id,
+            "stream": event.stream,
+            "seq": event.seq,
+            "kind": event.kind,
+            # A stream can hold scopes the user does not read (an auditor of a team reads
+            # its tenant's stream only in part): such an event is located, never shown.
+            "readable": reach.reads_scope(event.scope),
+        }
+    request.session[VERIFICATION_KEY] = summary
+    verification = shown_verification(summary)
+    if wants_fragment(request):
+        return render(request, "console/_ledger_verify.html", {"verification": verification})
+    if result.ok:
+        messages.success(request, verification["message"])
+    else:
+        messages.error(request, verification["message"])
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        target = "console:ledger"
+    return redirect(target)
+
+
+def verification_message(summary: dict) -> str:
+    if summary["ok"]:
+        return f"ok: {summary['count']} events"
+    broken, count = summary["broken"], summary["count"]
+    before = f"{count} event{'s' if count != 1 else ''} before it verified"
+    if broken["readable"]:
+        where = (
+            f"event {broken['id']} (stream {broken['stream']}, seq {broken['seq']}, "
+            f"kind {broken['kind']})"
+        )
+    else:
+        where = f"stream {broken['stream']}, seq {broken['seq']} (an event outside your grants)"
+    return f"broken: {where}: {summary['problem']}; {before}"
+
+
+def shown_verification(summary: dict | None) -> dict | None:
+    if not summary:
+        return None
+    return {
+        **summary,
+        "at": datetime.fromisoformat(summary["at"]),
+        "message": verification_message(summary),
+    }
+
+
+def last_verification(request) -> dict | None:
+    """The last chain check this person ran, for the ledger page and the dashboard."""
+    return shown_verification(request.session.get(VERIFICATION_KEY))

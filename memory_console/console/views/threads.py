@@ -1,0 +1,155 @@
+"""Conversations: a thread's messages, grouped by run.
+
+`/threads/<thread_id>/` names the host's thread id, which is unique per actor, not
+globally (two hosts may both call theirs "t1"). The page shows every thread with that id
+the user may read, each under its actor (usually there is one); `?actor=<ref>` picks one,
+and every link the console makes to a conversation carries it. Host ids may contain "/",
+so the route takes `<path:thread_id>` (nothing is routed below a thread, so a "/" inside
+the id is never ambiguous).
+
+Messages are shown newest page first, in the order they were posted, paged with
+`?actor=<ref>&before=<message id>`; `?run=<run_id>` highlights one run's messages.
+Transcripts are written by end users and agents: every text is escaped (autoescape),
+never marked safe.
+"""
+
+from dataclasses import dataclass, field
+from itertools import groupby
+
+from django.db.models import Q
+from django.views.decorators.http import require_GET
+
+from memory_console.console.access import console_view, threads_for_reader
+from memory_console.console.rendering import render_page
+from memory_core import audit
+from memory_core.inputs import HOST_ID_MAX
+from memory_core.models import Digest, Memory, Message, Thread
+from memory_core.principals import Principal
+from memory_core.scopes import actor_scope
+
+PAGE_MESSAGES = 100
+# Threads listed when a thread id is shared by several readable actors.
+MAX_THREADS = 20
+
+
+@dataclass
+class RunGroup:
+    """Consecutive messages of one run (or of no run), as the page shows them."""
+
+    run_id: str | None
+    messages: list[Message]
+    highlighted: bool = False
+    has_run_page: bool = False
+    learned: list[Memory] = field(default_factory=list)
+
+
+def group_by_run(messages, thread: Thread, *, highlight: str | None = None, learned=None):
+    """Messages (in order) -> RunGroups; each knows whether its run has a stored digest."""
+    runs = {m.run_id for m in messages if m.run_id}
+    with_digest = set()
+    if runs:
+        # digest_one_per_actor_run's index: (actor, run_id).
+        with_digest = set(
+            Digest.objects.filter(actor_id=thread.actor_id, run_id__in=runs).values_list(
+                "run_id", flat=True
+            )
+        )
+    learned = learned or {}
+    return [
+        RunGroup(
+            run_id=run_id,
+            messages=list(group),
+            highlighted=bool(highlight) and run_id == highlight,
+            has_run_page=run_id in with_digest,
+            learned=learned.get(run_id, []) if run_id else [],
+        )
+        for run_id, group in groupby(messages, key=lambda m: m.run_id)
+    ]
+
+
+def learned_in(thread: Thread, runs) -> dict[str, list[Memory]]:
+    """{run id: memory versions the agent remembered in that run of this thread}."""
+    runs = {r for r in runs if r}
+    if not runs:
+        return {}
+    rows = (
+        Memory.objects.filter(
+            origin_actor_id=thread.actor_id, origin_thread=thread.ref, origin_run__in=runs
+        )
+        .select_related("scope")
+        .order_by("created_at", "id")
+    )
+    by_run: dict[str, list[Memory]] = {}
+    for memory in rows:
+        by_run.setdefault(memory.origin_run, []).append(memory)
+    return by_run
+
+
+@dataclass
+class ThreadPage:
+    thread: Thread
+    groups: list[RunGroup]
+    count: int
+    older: str | None  # the cursor for the page before this one
+    paged: bool  # this is not the newest page
+
+
+def _page_of(thread: Thread, before: str | None, highlight: str | None) -> ThreadPage:
+    messages = thread.messages.all()
+    cursor = None
+    if before:
+        cursor = thread.messages.filter(uid=before).values("created_at", "id").first()
+    if cursor is not None:
+        # (created_at, id) < cursor, walking message_thread_recent_idx backwards.
+        messages = messages.filter(created_at__lte=cursor["created_at"]).exclude(
+            Q(created_at=cursor["created_at"]) & Q(id__gte=cursor["id"])
+        )
+    newest_first = list(messages.order_by("-created_at", "-id")[: PAGE_MESSAGES + 1])
+    older = newest_first[PAGE_MESSAGES - 1].uid if len(newest_first) > PAGE_MESSAGES else None
+    shown = list(reversed(newest_first[:PAGE_MESSAGES]))
+    learned = learned_in(thread, {m.run_id for m in shown})
+    return ThreadPage(
+        thread=thread,
+        groups=group_by_run(shown, thread, highlight=highlight, learned=learned),
+        count=len(shown),
+        older=older,
+        paged=cursor is not None,
+    )
+
+
+def _param(request, name: str) -> str:
+    return request.GET.get(name, "").strip()[:HOST_ID_MAX]
+
+
+@console_view
+@require_GET
+def thread_detail(request, thread_id):
+    user = request.user
+    actor_ref = _param(request, "actor") or None
+    highlight = _param(request, "run") or None
+    before = _param(request, "before") or None
+    threads = threads_for_reader(user, thread_id, actor_ref, limit=MAX_THREADS + 1)
+    more_threads = len(threads) > MAX_THREADS
+    pages = [_page_of(thread, before, highlight) for thread in threads[:MAX_THREADS]]
+    context = {
+        "thread_id": thread_id,
+        "actor_ref": actor_ref,
+        "highlight": highlight,
+        "pages": pages,
+        "several": len(pages) > 1,
+        "more_threads": more_threads,
+    }
+    response = render_page(request, "console/thread.html", context)
+    principal = Principal.for_user(user)
+    for page in pages:
+        audit.record(
+            principal,
+            "thread.read",
+            200,
+            actor_ref=page.thread.actor.ref,
+            scope=actor_scope(page.thread.actor.ref),
+            memory_ids=[m.uid for g in page.groups for m in g.learned],
+            count=page.count,
+            detail={"thread": page.thread.ref},
+        )
+    return response

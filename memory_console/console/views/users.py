@@ -1,0 +1,110 @@
+"""The Users page: console users, their grants, and managing both (superusers only).
+
+CONSOLE.md: "Grants are managed on a Users page (superusers)". The page's existence is no
+secret, so a logged-in non-superuser gets a 403 page and an access-log row, not a 404.
+Grants change through memory_core.grants (which checks again and writes the ledger);
+creating a user is Django's own UserCreationForm, password validators included.
+"""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+from django.db.models import Prefetch
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_console.console.access import console_view, grant_for_superuser, require_superuser
+from memory_console.console.rendering import render_page
+from memory_core import audit, grants
+from memory_core.errors import Invalid, NotFound
+from memory_core.models import Scope, ScopeGrant
+from memory_core.models.access import Role
+from memory_core.principals import Principal
+
+
+def _render_users(request, *, errors=None, posted=None, new_user_form=None, status=200):
+    people = (
+        get_user_model()
+        .objects.order_by("username")
+        .prefetch_related(
+            Prefetch(
+                "scope_grants",
+                queryset=ScopeGrant.objects.select_related("scope").order_by("scope__token"),
+            )
+        )
+    )
+    context = {
+        "people": people,
+        # Offered in the grant form's list; an actor's own scope may still be typed in.
+        "scope_tokens": list(
+            Scope.objects.exclude(token__startswith="actor:").values_list("token", flat=True)
+        ),
+        "roles": Role.values,
+        "errors": errors or {},
+        "posted": posted or {},
+        "new_user_form": new_user_form or UserCreationForm(),
+    }
+    return render_page(request, "console/users.html", context, status=status)
+
+
+@console_view
+@require_GET
+def user_list(request):
+    require_superuser(request.user, "users.read")
+    return _render_users(request)
+
+
+def _grant_invalid(request, error):
+    return _render_users(request, errors={"grant": error.message}, posted=request.POST, status=422)
+
+
+@console_view(invalid=_grant_invalid)
+@require_POST
+def grant_set(request):
+    require_superuser(request.user, "grant")
+    username = request.POST.get("username", "").strip()
+    token = request.POST.get("scope", "").strip()
+    role = request.POST.get("role", "")
+    scope = Scope.objects.filter(token=token).first()
+    if scope is None:
+        raise Invalid(f"there is no scope {token!r}: choose one of the scopes offered")
+    try:
+        grants.grant(username, scope, role, principal=Principal.for_user(request.user))
+    except NotFound as error:
+        # A slip in the form, not a probe: a superuser sees every user anyway.
+        raise Invalid(error.message) from error
+    messages.success(request, f"{username} is now {role} of {scope.token}.")
+    return redirect("console:users")
+
+
+@console_view
+@require_POST
+def grant_revoke(request):
+    row = grant_for_superuser(
+        request.user, request.POST.get("username", ""), request.POST.get("scope", "")
+    )
+    username, token, role = row.user.get_username(), row.scope.token, row.role
+    grants.revoke_grant(row, principal=Principal.for_user(request.user))
+    messages.success(request, f"{username} is no longer {role} of {token}.")
+    return redirect("console:users")
+
+
+@console_view
+@require_POST
+def user_create(request):
+    require_superuser(request.user, "user.create")
+    form = UserCreationForm(request.POST)
+    if not form.is_valid():
+        return _render_users(request, new_user_form=form, status=422)
+    person = form.save()
+    audit.record(
+        Principal.for_user(request.user),
+        "user.create",
+        201,
+        detail={"user": person.get_username()},
+    )
+    messages.success(
+        request,
+        f"Created {person.get_username()}. They see nothing until you give them a grant.",
+    )
+    return redirect("console:users")
