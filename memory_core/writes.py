@@ -66,8 +66,13 @@ def retire(memory: Memory, reason: str, principal, note: str = "") -> None:
     memory.save(update_fields=["retired_at", "retired_reason", "retired_by", "retired_note"])
 
 
-def _insert_version(live: Memory | None, **fields) -> Memory:
+def _supersede(live: Memory | None, principal, **fields) -> Memory:
+    """Retire the live row (if any) and insert its successor in the same lineage.
+
+    The retire comes first: the partial unique index allows one live row per (scope, key).
+    """
     if live is not None:
+        retire(live, RetiredReason.SUPERSEDED, principal)
         fields["supersedes"] = live
         fields["lineage"] = live.lineage
     return Memory.objects.create(**fields)
@@ -118,10 +123,9 @@ def remember(
                 if stored is not None:
                     written = Written(stored, created=False)
                     return _after(written, principal, actor, "remember")
-            if live is not None:
-                retire(live, RetiredReason.SUPERSEDED, principal)
-            memory = _insert_version(
+            memory = _supersede(
                 live,
+                principal,
                 scope=scope,
                 key=key,
                 text=fact,
@@ -181,10 +185,9 @@ def publish(
         tags = check_tags(tags)
         with transaction.atomic():
             live = lock_slot(scope, key)
-            if live is not None:
-                retire(live, RetiredReason.SUPERSEDED, principal)
-            memory = _insert_version(
+            memory = _supersede(
                 live,
+                principal,
                 scope=scope,
                 key=key,
                 text=text,
@@ -219,9 +222,9 @@ def correct(memory: Memory, text: str, *, principal) -> Memory:
             live = lock_slot(scope, memory.key)
             if live is None or live.pk != memory.pk:
                 raise NotFound("that version is no longer live; reload to see the current one")
-            retire(live, RetiredReason.SUPERSEDED, principal)
-            new = _insert_version(
+            new = _supersede(
                 live,
+                principal,
                 scope=scope,
                 key=live.key,
                 text=text,
@@ -281,10 +284,9 @@ def promote(
         check_key_and_fact(memory.key, text)
         with transaction.atomic():
             live = lock_slot(target, memory.key)
-            if live is not None:
-                retire(live, RetiredReason.SUPERSEDED, principal)
-            new = _insert_version(
+            new = _supersede(
                 live,
+                principal,
                 scope=target,
                 key=memory.key,
                 text=text,
