@@ -127,3 +127,10 @@ def test_the_access_log_puts_refusals_first(page, org, users):
     page.wait_for_function("document.querySelectorAll('#access-rows tbody tr').length === 3")
     assert "refused=on" in page.url
     screenshot(page, "console-access.png")
+
+
+def test_live_updates_stop_when_the_session_ends(page, org, users):
+    _open_live_ledger(page)
+    page.context.clear_cookies()  # the session ends: the next poll is sent to /login/
+    page.wait_for_selector("[data-live-state]:has-text('session ended')", timeout=POLL_MS * 3)
+    assert page.locator("#ledger-body form[action='/login/']").count() == 0

@@ -55,9 +55,16 @@
     var config = event.detail.requestConfig;
     if (!config || !isPoller(config.elt)) return;
     // A poll answered from another address was redirected: to the login page.
+    // Compare paths only: the login page's own query (?next=/ledger/new/…) names the
+    // polled path too, so a substring test would miss the redirect.
     var asked = (config.path || "").split("?")[0];
-    var answered = event.detail.xhr.responseURL || "";
-    if (asked && answered && answered.indexOf(asked) === -1) {
+    var answered = "";
+    try {
+      answered = new URL(event.detail.xhr.responseURL || "", window.location.href).pathname;
+    } catch (e) {
+      answered = "";
+    }
+    if (asked && answered && answered !== new URL(asked, window.location.href).pathname) {
       event.detail.shouldSwap = false;
       stopped = true;
       sync();

@@ -87,9 +87,18 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
     }
 
 
-def render_memory(request, memory: Memory, *, errors=None, posted=None, status=200):
+def render_memory(request, memory: Memory, *, errors=None, posted=None, notice=None, status=200):
+    """The page, or for htmx its content fragment (memory.html#memory-content), which an
+    inline action swaps in with its `notice` (memory_actions.Notice) inside."""
     context = memory_context(request, memory, errors=errors, posted=posted)
-    response = render_page(request, "console/memory.html", context, status=status)
+    context["notice"] = notice
+    response = render_page(
+        request,
+        "console/memory.html",
+        context,
+        fragment="console/memory.html#memory-content",
+        status=status,
+    )
     audit.record(
         Principal.for_user(request.user),
         "memory.read",
