@@ -14,7 +14,7 @@ from memory_core import audit
 from memory_core.actors import chain_of
 from memory_core.block import render
 from memory_core.errors import Invalid, NotFound
-from memory_core.facts import Entry
+from memory_core.facts import Entry, Record
 from memory_core.inputs import host_id_problem, require, text_problem
 from memory_core.models import Actor, Digest, DigestLine, Memory
 from memory_core.precedence import resolve
@@ -36,12 +36,56 @@ class Turn:
     stats: dict
     replayed: bool = False
     memory_ids: list[str] = field(default_factory=list)
+    # Database ids of the memories shown, so storing the digest needs no second lookup.
+    memory_pks: dict[str, int] = field(default_factory=dict, repr=False)
+
+
+# What precedence and selection need of a row: plain values, no model instances. Building
+# a Django object (with its scope, actor and stored tsvector) for each of a chain's several
+# hundred rows cost far more than the query itself; only the few rows that are shown are
+# loaded as objects (memories_for).
+_RECORD_FIELDS = (
+    "uid",
+    "scope__token",
+    "key",
+    "text",
+    "author",
+    "pinned",
+    "created_at",
+    "expires_at",
+)
+
+
+def chain_records(chain) -> list[Record]:
+    """The chain's live, unexpired rows: the only rows any resolution may look at."""
+    rows = Memory.objects.live().in_chain(chain).order_by().values_list(*_RECORD_FIELDS)
+    return [Record(*row) for row in rows]
+
+
+def chain_entries(chain) -> list[Entry]:
+    """Every key that applies to the chain, precedence-resolved, with its overrides."""
+    return resolve(chain_records(chain), chain, now=timezone.now())
+
+
+def memories_for(entries) -> dict[str, Memory]:
+    """The Memory rows behind these entries (winners and overrides), by uid, in one query."""
+    uids = {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
+    rows = (
+        Memory.objects.select_related("scope", "origin_actor", "supersedes")
+        .defer("search", "supersedes__search")
+        .filter(uid__in=uids)
+    )
+    return {m.uid: m for m in rows}
 
 
 def chain_memories(chain) -> list[Memory]:
-    """The chain's live, unexpired rows: the only rows any resolution may look at."""
+    """The chain's live rows as model objects, for pages that show every one of them."""
     return list(
-        Memory.objects.live().in_chain(chain).select_related("scope", "origin_actor", "supersedes")
+        Memory.objects.live()
+        .in_chain(chain)
+        .select_related("scope", "origin_actor", "supersedes")
+        .defer("search", "supersedes__search")
+        .order_by()
     )
 
 
@@ -49,9 +93,11 @@ def resolved(chain, memories: list[Memory]) -> list[Entry]:
     return resolve([to_record(m) for m in memories], chain, now=timezone.now())
 
 
-def entry_shapes(entries, memories: list[Memory]) -> list[dict]:
-    by_uid = {m.uid: m for m in memories}
-    resolving = resolving_threads(memories)
+def entry_shapes(entries, by_uid: dict[str, Memory] | None = None) -> list[dict]:
+    """The API shape of each entry (winner with its overrides)."""
+    if by_uid is None:
+        by_uid = memories_for(entries)
+    resolving = resolving_threads(by_uid.values())
     return [
         memory_shape(by_uid[e.id], [by_uid[o.id] for o in e.overrides], resolving) for e in entries
     ]
@@ -75,11 +121,11 @@ def budget(max_memories: int | None) -> int:
 
 def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | None) -> Turn:
     chain = chain_of(actor)
-    memories = chain_memories(chain)
-    entries = resolved(chain, memories)
+    entries = chain_entries(chain)
     limit = budget(max_memories)
     relevant = rank_keys(chain, query, limit)[0] if query and entries else None
     selection = select(entries, chain, limit, relevant)
+    shown = memories_for(selection.kept)
     rendered = render(selection.kept, chain, selection.stats.partial)
     stats = selection.stats
     return Turn(
@@ -87,7 +133,7 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
         actor=actor.ref,
         scopes=list(chain),
         block=rendered.block,
-        entries=entry_shapes(selection.kept, memories),
+        entries=entry_shapes(selection.kept, shown),
         lines=[{"n": ln.n, "text": ln.text, "memory_id": ln.memory_id} for ln in rendered.lines],
         stats={
             "offered": stats.offered,
@@ -98,6 +144,7 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
             "partial": stats.partial,
         },
         memory_ids=sorted({ln.memory_id for ln in rendered.lines}),
+        memory_pks={uid: m.pk for uid, m in shown.items()},
     )
 
 
@@ -128,8 +175,7 @@ def _store(actor: Actor, turn: Turn, thread_id: str | None, query: str | None) -
         stats=turn.stats,
         pinned_omitted=turn.stats["pinned_omitted"],
     )
-    uids = {ln["memory_id"] for ln in turn.lines}
-    pk_by_uid = dict(Memory.objects.filter(uid__in=uids).values_list("uid", "pk"))
+    pk_by_uid = turn.memory_pks
     DigestLine.objects.bulk_create(
         DigestLine(
             digest=digest,
@@ -207,13 +253,16 @@ def read_back(actor: Actor, *, principal, thread_id: str | None = None, limit=50
     """Every key that applies to the actor, resolved, NOT capped by MEMORY_MAX_LINES:
     a person must be able to see (and so delete) anything the agent could act on."""
     chain = chain_of(actor)
-    memories = chain_memories(chain)
-    entries = resolved(chain, memories)
+    entries = chain_entries(chain)
     if thread_id is not None:
-        by_uid = {m.uid: m for m in memories}
-        entries = [e for e in entries if by_uid[e.id].origin_thread == thread_id]
+        learned_there = set(
+            Memory.objects.filter(
+                uid__in=[e.id for e in entries], origin_thread=thread_id
+            ).values_list("uid", flat=True)
+        )
+        entries = [e for e in entries if e.id in learned_there]
     page = entries[offset : offset + limit]
-    items = entry_shapes(page, memories)
+    items = entry_shapes(page)
     audit.record(
         principal,
         "read_back",
@@ -235,11 +284,10 @@ def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
             raise Invalid("limit must be between 1 and 100")
     chain = chain_of(actor)
     keys, tier = rank_keys(chain, query, limit)
-    memories = chain_memories(chain)
-    by_key = {e.key: e for e in resolved(chain, memories)}
+    by_key = {e.key: e for e in chain_entries(chain)}
     chosen = [by_key[k] for k in keys if k in by_key]
     chosen += [e for e in by_key.values() if e.pinned and e.key not in set(keys)]
-    items = entry_shapes(chosen, memories)
+    items = entry_shapes(chosen)
     audit.record(
         principal,
         "search",

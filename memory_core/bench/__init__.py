@@ -1,0 +1,10 @@
+"""`python manage.py bench`: a synthetic organisation in its own database, the real app
+served by gunicorn and driven over HTTP, beside a hand-written floor and a peer store.
+
+Modules, one per idea: `sizes` (the organisation's shape per size), `words` (texts),
+`database` (the bench database, keyed by size, and whether its seed is complete),
+`seed` (COPY of scopes, actors, memories and a hash-valid ledger), `server` (gunicorn in a
+subprocess), `load` (concurrent HTTP clients), `floor` (floor B and our in-process read),
+`peer` (LangGraph's PostgresStore), `report` (percentiles, the JSON report, the table) and
+`run` (the measuring process, started with DATABASE_URL pointing at the bench database).
+"""

@@ -1,0 +1,103 @@
+"""Percentiles, the JSON report (its shape is read by outside tools) and the printed table."""
+
+import json
+import math
+import os
+import platform
+from pathlib import Path
+
+OP_ORDER = (
+    "turn",
+    "turn_query",
+    "remember",
+    "readback",
+    "search",
+    "console_scope",
+    "console_ledger",
+    "core_read",
+    "floor_b",
+    "peer_read",
+    "peer_put",
+)
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def summary(latencies: list[float], wall_seconds: float | None = None) -> dict:
+    """Latencies in seconds; rps is requests over wall time (concurrent HTTP clients) or,
+    for a single-threaded in-process op, one over the mean latency."""
+    values = sorted(latencies)
+    total = wall_seconds if wall_seconds is not None else sum(values)
+    return {
+        "p50_ms": round(percentile(values, 50) * 1000, 3),
+        "p95_ms": round(percentile(values, 95) * 1000, 3),
+        "p99_ms": round(percentile(values, 99) * 1000, 3),
+        "rps": round(len(values) / total, 1) if total > 0 else 0.0,
+        "n": len(values),
+    }
+
+
+def machine(pg_version: str, clients: int, workers: int) -> str:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {kb / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    load = f", load {os.getloadavg()[0]:.2f} at start" if hasattr(os, "getloadavg") else ""
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu}){memory}; "
+        f"{pg_version}; Python {platform.python_version()}; gunicorn {workers} workers, "
+        f"{clients} HTTP clients{load}; shared machine"
+    )
+
+
+def write(path: Path, report: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _ratio(ops: dict, a: str, b: str, field: str = "p50_ms") -> str:
+    if a in ops and b in ops and ops[b][field]:
+        return f"{ops[a][field] / ops[b][field]:.2f}"
+    return "-"
+
+
+def table(report: dict) -> str:
+    ops = report["ops"]
+    lines = [
+        f"Memory Console bench, size {report['size']}",
+        report["machine"],
+        "",
+        f"{'op':<15}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'rps':>10}",
+    ]
+    for name in OP_ORDER:
+        if name in ops:
+            o = ops[name]
+            lines.append(
+                f"{name:<15}{o['n']:>6}{o['p50_ms']:>10.2f}{o['p95_ms']:>10.2f}"
+                f"{o['p99_ms']:>10.2f}{o['rps']:>10.1f}"
+            )
+    v = report["verify_ledger"]
+    lines += [
+        "",
+        f"verify_ledger: {v['events']} events, {v['events_per_s']:.0f} events/s",
+        f"turn / floor_b (p50): {_ratio(ops, 'turn', 'floor_b')}",
+        f"core_read / peer_read (p50): {_ratio(ops, 'core_read', 'peer_read')}",
+        f"remember / peer_put (p50): {_ratio(ops, 'remember', 'peer_put')}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,253 @@
+"""The measuring process: `python -m memory_core.bench.run --size S --out F`.
+
+Started by `manage.py bench` with DATABASE_URL pointing at the bench database, so Django's
+default database here *is* the bench database: it migrates and seeds it (when the marker
+says it is not complete), serves the app from it, drives the HTTP clients, runs floor B,
+core_read and the peer alternating, times the ledger check, and writes the report.
+"""
+
+import argparse
+import os
+import random
+import secrets
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+
+def parse(argv):
+    from memory_core.bench.sizes import SIZES
+
+    parser = argparse.ArgumentParser(prog="python -m memory_core.bench.run")
+    parser.add_argument("--size", choices=sorted(SIZES), required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--requests", type=int, default=None)
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--no-peer", action="store_true")
+    return parser.parse_args(argv)
+
+
+def credentials():
+    """A fresh API key (reach global) and a superuser with a fresh password, made directly
+    in the bench database: the bench is its own operator."""
+    from django.contrib.auth import get_user_model
+
+    from memory_core.actors import global_scope
+    from memory_core.keys import PREFIX_CHARS, SECRET_PREFIX, hash_secret
+    from memory_core.models import ApiKey
+
+    body = secrets.token_urlsafe(32)
+    secret = f"{SECRET_PREFIX}{body}"
+    ApiKey.objects.create(
+        name="bench",
+        prefix=body[:PREFIX_CHARS],
+        secret_hash=hash_secret(secret),
+        reach=global_scope(),
+        created_by="bench",
+    )
+    User = get_user_model()
+    password = secrets.token_urlsafe(18)
+    user = User.objects.filter(username="bench").first()
+    if user is None:
+        User.objects.create_superuser("bench", "", password)
+    else:
+        user.set_password(password)
+        user.is_superuser = user.is_staff = user.is_active = True
+        user.save()
+    return secret, password
+
+
+def sample_actors(rng, count: int) -> list[dict]:
+    from memory_core.actors import chain_of
+    from memory_core.models import Actor
+
+    ids = list(Actor.objects.filter(ref__startswith="t").values_list("id", flat=True))
+    chosen = rng.sample(ids, min(count, len(ids)))
+    actors = Actor.objects.filter(id__in=chosen).prefetch_related("memberships__scope")
+    return [{"id": a.id, "ref": a.ref, "chain": list(chain_of(a))} for a in actors]
+
+
+def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
+    from memory_core.bench import load, words
+    from memory_core.bench.report import summary
+
+    api = {"Authorization": f"Bearer {secret}"}
+    console = load.login(port, "bench", password)
+    total = args.warmup + args.requests
+
+    def pick():
+        return rng.choice(actors)["ref"]
+
+    plans = {
+        "turn": lambda: (
+            "POST",
+            "/api/v1/turns",
+            {"actor": pick(), "run_id": f"bench-{uuid.uuid4().hex}"},
+            (200,),
+        ),
+        "turn_query": lambda: (
+            "POST",
+            "/api/v1/turns",
+            {
+                "actor": pick(),
+                "run_id": f"bench-{uuid.uuid4().hex}",
+                "query": words.query(rng, typo=rng.random() < 0.2),
+            },
+            (200,),
+        ),
+        "remember": lambda: (
+            "POST",
+            "/api/v1/memories",
+            {"actor": pick(), "key": f"bench-note-{rng.randrange(20)}", "fact": words.fact(rng)},
+            (200, 201),
+        ),
+        "readback": lambda: ("GET", f"/api/v1/memories?actor={pick()}&limit=50", None, (200,)),
+        "search": lambda: (
+            "GET",
+            f"/api/v1/memories/search?actor={pick()}"
+            f"&q={quote(words.query(rng, typo=rng.random() < 0.2))}",
+            None,
+            (200,),
+        ),
+        "console_scope": lambda: ("GET", f"/scopes/{rng.choice(tenants)}/", None, (200,)),
+        "console_ledger": lambda: ("GET", "/ledger/", None, (200,)),
+    }
+    ops = {}
+    for name, plan in plans.items():
+        requests = [plan() for _ in range(total)]
+        headers = console if name.startswith("console_") else api
+        latencies, wall = load.drive(
+            port, headers, lambda i, r=requests: r[i], args.clients, args.warmup, args.requests
+        )
+        ops[name] = summary(latencies, wall)
+        _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
+    return ops
+
+
+def in_process_ops(url, actors, args, rng, peer_on: bool) -> dict:
+    """core_read, floor_b, peer_read and peer_put, alternating request by request."""
+    from memory_core.bench import floor, peer, words
+    from memory_core.bench.report import summary
+
+    floor_b = floor.FloorB(url)
+    timings = {"core_read": [], "floor_b": [], "peer_read": [], "peer_put": []}
+    store_cm = peer.open_store(url) if peer_on else None
+    store = store_cm.__enter__() if store_cm else None
+    try:
+        for i in range(args.warmup + args.requests):
+            actor = rng.choice(actors)
+            chain = actor["chain"]
+            steps = [
+                ("core_read", lambda c=chain: floor.core_read(c)),
+                (
+                    "floor_b",
+                    lambda a=actor: floor_b.turn(
+                        a["id"], a["ref"], a["chain"], f"floor-{uuid.uuid4().hex}"
+                    ),
+                ),
+            ]
+            if store is not None:
+                fact = words.fact(rng)
+                key = f"bench-note-{rng.randrange(20)}"
+                steps += [
+                    ("peer_read", lambda c=chain: peer.chain_read(store, c)),
+                    ("peer_put", lambda c=chain, k=key, f=fact: peer.put(store, c[0], k, f)),
+                ]
+            for name, step in steps:
+                started = time.perf_counter()
+                step()
+                elapsed = time.perf_counter() - started
+                if i >= args.warmup:
+                    timings[name].append(elapsed)
+    finally:
+        floor_b.close()
+        if store_cm is not None:
+            store_cm.__exit__(None, None, None)
+    return {name: summary(values) for name, values in timings.items() if values}
+
+
+def verify_timing() -> dict:
+    from memory_core import ledger
+
+    started = time.perf_counter()
+    result = ledger.verify()
+    elapsed = time.perf_counter() - started
+    if not result.ok:
+        raise RuntimeError(f"the bench ledger does not verify: {result.problem}")
+    return {"events": result.count, "events_per_s": round(result.count / elapsed, 1)}
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def main(argv=None) -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_console.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    from memory_core.bench import peer, report, seed, server
+    from memory_core.bench.database import seed_state
+    from memory_core.bench.sizes import SIZES
+
+    args = parse(argv if argv is not None else sys.argv[1:])
+    size = SIZES[args.size]
+    args.requests = args.requests or size.requests
+    args.warmup = size.warmup if args.warmup is None else args.warmup
+    url = os.environ["DATABASE_URL"]
+    dbname = settings.DATABASES["default"]["NAME"]
+    rng = random.Random()
+
+    call_command("migrate", interactive=False, verbosity=0)
+    if seed_state(dbname, size.name) != "complete":
+        started = time.perf_counter()
+        counts = seed.seed(url, size)
+        _say(
+            f"Seeded {counts['memories']} memories and {counts['ledger_events']} ledger "
+            f"events in {time.perf_counter() - started:.0f} s."
+        )
+    else:
+        _say(f"Reusing the seeded database {dbname}.")
+    peer_on = peer.available() and not args.no_peer
+    if peer_on:
+        peer.ensure_seeded(url, size.name, sys.stderr)
+    else:
+        _say("The peer (langgraph-checkpoint-postgres, the `bench` extra) is not measured.")
+    _say("ANALYZE ...")
+    seed.analyze(url)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        pg_version = f"PostgreSQL {cursor.fetchone()[0]} (embedded)"
+    machine = report.machine(pg_version, args.clients, args.workers)
+    secret, password = credentials()
+    actors = sample_actors(rng, 500)
+    tenants = [a["chain"][2] for a in actors]
+
+    _say(f"Serving with gunicorn ({args.workers} workers) and driving {args.clients} clients ...")
+    log = Path(settings.BASE_DIR) / "var" / "bench" / f"server-{size.name}.log"
+    with server.serving(url, args.workers, log) as port:
+        ops = http_ops(port, secret, password, actors, tenants, size, args, rng)
+    connection.close()
+    _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
+    ops.update(in_process_ops(url, actors, args, rng, peer_on))
+    _say("Verifying the ledger ...")
+    verify = verify_timing()
+
+    result = {"size": size.name, "machine": machine, "ops": ops, "verify_ledger": verify}
+    report.write(args.out, result)
+    print(report.table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""`bench [--size 10k|100k|1m] [--out FILE.json]`: the benchmark of issue 6.
+
+This process only makes sure the bench database exists (its own database on the same
+PostgreSQL server, one per size; an incompletely seeded one is dropped and made again) and
+then starts the measuring process with DATABASE_URL pointing at it (memory_core/bench/run.py),
+which seeds, serves, measures and writes the report.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from memory_core.bench import database as bench_db
+from memory_core.bench.sizes import PUBLIC_SIZES, SIZES
+
+
+class Command(BaseCommand):
+    help = (
+        "Benchmark the per-turn path and the API/console at a synthetic size, beside a "
+        "hand-written floor and LangGraph's PostgresStore; writes a JSON report."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--size",
+            default="10k",
+            choices=sorted(SIZES),
+            metavar="{" + ",".join(PUBLIC_SIZES) + "}",
+            help="memories in the synthetic organisation (10k)",
+        )
+        parser.add_argument("--out", type=Path, default=None, help="bench-results/SIZE.json")
+        parser.add_argument("--database", default=None, help="bench database name")
+        parser.add_argument("--requests", type=int, default=None, help="measured per op")
+        parser.add_argument("--warmup", type=int, default=None, help="unmeasured per op")
+        parser.add_argument("--clients", type=int, default=2, help="concurrent HTTP clients")
+        parser.add_argument("--no-peer", action="store_true", help="skip the LangGraph peer")
+
+    def handle(self, *args, size, out, database, **options):
+        dbname = database or bench_db.default_name(size)
+        out = out or Path("bench-results") / f"{size}.json"
+        state = bench_db.prepare(dbname, size)
+        self.stderr.write(f"Bench database {dbname}: {state}.")
+        command = [
+            sys.executable,
+            "-m",
+            "memory_core.bench.run",
+            "--size",
+            size,
+            "--out",
+            str(out),
+            "--clients",
+            str(options["clients"]),
+        ]
+        for flag in ("requests", "warmup"):
+            if options[flag] is not None:
+                command += [f"--{flag}", str(options[flag])]
+        if options["no_peer"]:
+            command.append("--no-peer")
+        env = {
+            **os.environ,
+            "DATABASE_URL": bench_db.server_url(dbname),
+            "DJANGO_SETTINGS_MODULE": "memory_console.settings",
+            "DEBUG": "0",
+        }
+        result = subprocess.run(command, cwd=settings.BASE_DIR, env=env)
+        if result.returncode != 0:
+            raise CommandError(f"the bench failed (exit {result.returncode})")
+        self.stdout.write(f"Report written to {out}")

@@ -1,0 +1,49 @@
+"""The benchmark harness runs end to end at a tiny size, so it cannot rot.
+
+Asserts the report's shape (outside tools read it), never its timings. The peer is measured
+only where the `bench` extra (langgraph-checkpoint-postgres) is installed.
+"""
+
+import json
+
+from django.conf import settings
+from django.core.management import call_command
+
+from memory_core.bench import peer
+
+HTTP_OPS = {
+    "turn",
+    "turn_query",
+    "remember",
+    "readback",
+    "search",
+    "console_scope",
+    "console_ledger",
+}
+IN_PROCESS_OPS = {"core_read", "floor_b"}
+PEER_OPS = {"peer_read", "peer_put"}
+OP_FIELDS = {"p50_ms", "p95_ms", "p99_ms", "rps", "n"}
+
+
+def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
+    out = tmp_path / "tiny.json"
+    # Its own database per test database name, so engineers running the suite side by
+    # side never share (or drop) each other's bench database.
+    dbname = f"{settings.DATABASES['default']['TEST']['NAME']}_bench_tiny"
+    call_command("bench", size="tiny", out=out, database=dbname, requests=6, warmup=2)
+
+    report = json.loads(out.read_text())
+    assert set(report) == {"size", "machine", "ops", "verify_ledger"}
+    assert report["size"] == "tiny"
+    assert isinstance(report["machine"], str) and report["machine"]
+    expected = HTTP_OPS | IN_PROCESS_OPS | (PEER_OPS if peer.available() else set())
+    assert set(report["ops"]) == expected
+    for name, op in report["ops"].items():
+        assert set(op) == OP_FIELDS, name
+        assert op["n"] == 6, name
+        assert 0 < op["p50_ms"] <= op["p95_ms"] <= op["p99_ms"], name
+        assert op["rps"] > 0, name
+    verify = report["verify_ledger"]
+    assert set(verify) == {"events", "events_per_s"}
+    assert verify["events"] > 400  # the seeded memories' events, and the bench's own
+    assert verify["events_per_s"] > 0
