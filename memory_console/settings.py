@@ -59,6 +59,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Both answer before anything reads the body or renders a page (memory_console/middleware.py).
+    "memory_console.middleware.ContentSecurityPolicyMiddleware",
+    "memory_console.middleware.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memory_console.unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "memory_console.urls"
@@ -129,15 +133,58 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
+# Request bodies: no API call or console form comes near 1 MiB (a fact is at most 2000
+# characters). RequestSizeLimitMiddleware answers 413 from Content-Length, before the body
+# is read; Django's own check (RequestDataTooBig) uses the same figure.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+
 SECURE_COOKIES = env_bool("SECURE_COOKIES", False)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
+# HTTPS behind the app: redirect plain HTTP, and HSTS (0 = no header). The two HSTS
+# directives apply only when SECURE_HSTS_SECONDS > 0; turn them off when the console's host
+# name has sibling subdomains that do not all serve HTTPS (`check --deploy` then warns).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# A load balancer's plain-HTTP health probe gets its answer, not a redirect.
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips it from clients).
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Sent on every response by ContentSecurityPolicyMiddleware. No inline script or style, no
+# eval: htmx is told not to inject its indicator <style> (templates/base.html), hx-trigger
+# filters are avoided (static/js/live-poll.js), and ninja's Swagger UI loads its settings
+# from a JSON <script> and its init from a static file, so /api/v1/docs needs no exception.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+        "form-action 'self'",
+    ]
+)
+
+# Console login throttling (memory_console/login_throttle.py): after LOGIN_MAX_FAILURES
+# failed logins for one username, or LOGIN_MAX_FAILURES_PER_IP from one address (0: off),
+# within LOGIN_THROTTLE_MINUTES, further attempts get a 429 without a password check.
+LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5, minimum=1)
+LOGIN_MAX_FAILURES_PER_IP = env_int("LOGIN_MAX_FAILURES_PER_IP", 20, minimum=0)
+LOGIN_THROTTLE_MINUTES = env_int("LOGIN_THROTTLE_MINUTES", 15, minimum=1)
+# Reverse proxies in front of the server that append to X-Forwarded-For: with N >= 1 the
+# client address is the N-th entry from the right; with 0 (no proxy) it is REMOTE_ADDR.
+TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 
 LOGGING = {
     "version": 1,

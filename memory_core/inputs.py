@@ -12,12 +12,18 @@ from memory_core.errors import Invalid
 HOST_ID_MAX = 128
 
 
-def _bad_char(value: str, *, allow_layout: bool) -> str | None:
+# Bidirectional overrides and isolates make an id display differently from what it is.
+_BIDI = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
+def _bad_char(value: str, *, allow_layout: bool, allow_bidi: bool = True) -> str | None:
     for ch in value:
         category = unicodedata.category(ch)
         if category == "Cs" or ch == "\x00":
             return f"U+{ord(ch):04X}"
         if category == "Cc" and not (allow_layout and ch in "\n\r\t"):
+            return f"U+{ord(ch):04X}"
+        if not allow_bidi and ch in _BIDI:
             return f"U+{ord(ch):04X}"
     return None
 
@@ -28,9 +34,9 @@ def host_id_problem(value: str | None, name: str) -> str | None:
         return None
     if not value or len(value) > HOST_ID_MAX:
         return f"{name} must be 1-{HOST_ID_MAX} characters"
-    bad = _bad_char(value, allow_layout=False)
+    bad = _bad_char(value, allow_layout=False, allow_bidi=False)
     if bad:
-        return f"{name} contains a control character ({bad})"
+        return f"{name} contains a control or bidirectional formatting character ({bad})"
     return None
 
 

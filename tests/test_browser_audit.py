@@ -2,6 +2,7 @@
 live view, its pause and hidden-tab gating, the chain check, and the dashboard."""
 
 import pytest
+from playwright.sync_api import expect
 
 from memory_console.console.views.ledger import POLL_SECONDS
 from memory_core import audit, turns, writes
@@ -124,7 +125,8 @@ def test_the_access_log_puts_refusals_first(page, org, users):
     assert page.inner_text(".refused-count") == "3"
     assert page.locator("tr.refused").count() == 3
     page.check("input[name=refused]")  # an htmx swap of the list, no reload
-    page.wait_for_function("document.querySelectorAll('#access-rows tbody tr').length === 3")
+    # Not wait_for_function: Playwright evaluates it with eval(), which the CSP forbids.
+    expect(page.locator("#access-rows tbody tr")).to_have_count(3)
     assert "refused=on" in page.url
     screenshot(page, "console-access.png")
 

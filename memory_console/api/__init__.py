@@ -5,14 +5,19 @@ the services as DomainError (Invalid 422, Forbidden 403, NotFound 404) and are m
 HTTP once, here.
 """
 
-from django.db import OperationalError
+import logging
+
+from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
+from memory_console import unavailable
 from memory_console.api import actors, health, memories, threads, turns
 from memory_console.api.auth import ApiKeyBearer
 from memory_core.errors import DomainError
+
+logger = logging.getLogger(__name__)
 
 
 class AgentAPI(NinjaAPI):
@@ -54,13 +59,20 @@ def validation_error(request, error: ValidationError):
     return api.create_response(request, {"detail": detail}, status=422)
 
 
+@api.exception_handler(InterfaceError)
 @api.exception_handler(OperationalError)
-def database_unavailable(request, error: OperationalError):
+def database_unavailable(request, error: OperationalError | InterfaceError):
     """The database is unreachable (or the pool timed out): a JSON 503 rather than a
-    traceback; the next request retries the connection, so the API recovers by itself."""
-    return api.create_response(
-        request, {"detail": "the database is unavailable; try again shortly"}, status=503
-    )
+    traceback; the next request retries the connection, so the API recovers by itself.
+    A deadlock or serialization failure is a 503 too (rolled back, worth a retry), logged
+    as an error. Any other OperationalError is no reason to retry: Django's 500.
+    See memory_console/unavailable.py, which does the same for the console."""
+    kind = unavailable.classify(error)
+    if kind is None:
+        raise error
+    if kind == unavailable.TRANSIENT:
+        logger.error("database conflict on %s (answered 503)", request.path, exc_info=error)
+    return api.create_response(request, {"detail": kind}, status=503)
 
 
 def unknown_path(request, *args, **kwargs):

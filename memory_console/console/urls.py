@@ -19,13 +19,15 @@ from memory_console.console.views import (
     threads,
     users,
 )
+from memory_console.login_throttle import ThrottledLoginView
 
 app_name = "console"
 
 urlpatterns = [
     path(
         "login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        # Django's LoginView, refusing with a 429 after repeated failures (login_throttle.py).
+        ThrottledLoginView.as_view(redirect_authenticated_user=True),
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),

@@ -5,6 +5,7 @@ from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.ledger import LedgerEvent
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
+from memory_core.models.throttle import LoginAttempt
 from memory_core.models.transcripts import Message, Thread
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Digest",
     "DigestLine",
     "LedgerEvent",
+    "LoginAttempt",
     "Membership",
     "Memory",
     "Message",
