@@ -99,12 +99,20 @@ DATABASES = {
         **_db,
         # Connections come from psycopg's pool; CONN_MAX_AGE must stay 0 with a pool.
         "CONN_MAX_AGE": 0,
+        # The pool checks a connection before handing it out: after a database restart a
+        # request gets a fresh connection, not a dead one (and a 503).
+        "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {
             **_extra,
             "pool": {
                 "min_size": env_int("DB_POOL_MIN", 1, minimum=0),
                 "max_size": env_int("DB_POOL_MAX", 10, minimum=1),
-                "timeout": env_int("DB_POOL_TIMEOUT", 10, minimum=1),
+                # A sync worker uses one connection at a time, so waiting for one only
+                # happens while the database is unreachable: fail fast with a 503.
+                "timeout": env_int("DB_POOL_TIMEOUT", 3, minimum=1),
+                # Give up a failed reconnection after this long; the next request starts a
+                # fresh one at once, instead of waiting out an ever longer backoff.
+                "reconnect_timeout": env_int("DB_POOL_RECONNECT_TIMEOUT", 10, minimum=1),
             },
         },
         "TEST": {"NAME": env_str("TEST_DATABASE_NAME", f"test_{_db['NAME']}")},

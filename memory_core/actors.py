@@ -12,6 +12,7 @@ from memory_core import audit, ledger
 from memory_core.chain import resolve_chain
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.inputs import require, text_problem
+from memory_core.locks import advisory_xact_lock
 from memory_core.models import Actor, Membership, Scope
 from memory_core.scopes import GLOBAL, ID_PATTERN, actor_scope, is_valid_scope
 
@@ -117,26 +118,30 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     """
     validate_ref(ref)
     actor = Actor.objects.select_related("scope").filter(ref=ref).first()
-    if actor is not None:
-        if key_reaches(actor, api_key.reach):
-            return actor
-        audit.record(principal, "actor.lookup", 404, actor_ref=ref, detail={"reason": "reach"})
+    if actor is None and register:
+        with transaction.atomic():
+            # Two first calls for one new ref: the second waits here, then finds the
+            # first's actor (select_for_update locks no row that does not exist yet).
+            advisory_xact_lock("actor", ref)
+            actor = Actor.objects.select_related("scope").filter(ref=ref).first()
+            if actor is None:
+                memberships = [] if api_key.reach.token == GLOBAL else [api_key.reach]
+                actor = _create_actor(ref, "", memberships)
+                ledger.append(
+                    "actor.registered",
+                    actor.scope,
+                    principal,
+                    {"scopes": list(chain_of(actor))},
+                    actor_ref=ref,
+                )
+                return actor
+    if actor is None:
         raise NotFound(f"actor {ref!r} not found")
-    if not register:
-        raise NotFound(f"actor {ref!r} not found")
-    with transaction.atomic():
-        memberships = [] if api_key.reach.token == GLOBAL else [api_key.reach]
-        actor = Actor.objects.select_for_update().filter(ref=ref).first()
-        if actor is None:
-            actor = _create_actor(ref, "", memberships)
-            ledger.append(
-                "actor.registered",
-                actor.scope,
-                principal,
-                {"scopes": list(chain_of(actor))},
-                actor_ref=ref,
-            )
-    return actor
+    # Also for an actor another key registered a moment ago: it may be another tenant's.
+    if key_reaches(actor, api_key.reach):
+        return actor
+    audit.record(principal, "actor.lookup", 404, actor_ref=ref, detail={"reason": "reach"})
+    raise NotFound(f"actor {ref!r} not found")
 
 
 def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, principal) -> Actor:
@@ -151,6 +156,7 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     reach = api_key.reach
     with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
         with transaction.atomic():
+            advisory_xact_lock("actor", ref)
             existing = Actor.objects.select_for_update().filter(ref=ref).first()
             if existing is not None and not key_reaches(existing, reach):
                 raise NotFound(f"actor {ref!r} not found")

@@ -78,17 +78,17 @@ def _forget(memory: Memory, principal, actor_ref: str | None = None) -> Forgotte
             {"memories": sorted(uids), "versions": len(uids), "digests": digests, "lines": lines},
             actor_ref=actor_ref,
         )
-    result = Forgotten(memory_ids=tuple(sorted(uids)), digests=digests, lines=lines)
-    audit.record(
-        principal,
-        "forget",
-        204,
-        actor_ref=actor_ref,
-        scope=scope.token,
-        memory_ids=result.memory_ids,
-        count=len(uids),
-        detail={"digests": digests, "lines": lines},
-    )
+        result = Forgotten(memory_ids=tuple(sorted(uids)), digests=digests, lines=lines)
+        audit.record(
+            principal,
+            "forget",
+            204,
+            actor_ref=actor_ref,
+            scope=scope.token,
+            memory_ids=result.memory_ids,
+            count=len(uids),
+            detail={"digests": digests, "lines": lines},
+        )
     return result
 
 

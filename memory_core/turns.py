@@ -7,7 +7,7 @@ whatever changed since, so a resumed run rebuilds the identical prompt.
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory_core import audit
@@ -98,8 +98,11 @@ def entry_shapes(entries, by_uid: dict[str, Memory] | None = None) -> list[dict]
     if by_uid is None:
         by_uid = memories_for(entries)
     resolving = resolving_threads(by_uid.values())
+    # A memory forgotten since the entries were resolved is simply not shown.
     return [
-        memory_shape(by_uid[e.id], [by_uid[o.id] for o in e.overrides], resolving) for e in entries
+        memory_shape(by_uid[e.id], [by_uid[o.id] for o in e.overrides if o.id in by_uid], resolving)
+        for e in entries
+        if e.id in by_uid
     ]
 
 
@@ -126,6 +129,9 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
     relevant = rank_keys(chain, query, limit)[0] if query and entries else None
     selection = select(entries, chain, limit, relevant)
     shown = memories_for(selection.kept)
+    wanted = {e.id for e in selection.kept} | {o.id for e in selection.kept for o in e.overrides}
+    if not wanted <= shown.keys():
+        raise MemoryVanished  # forgotten between the two reads
     rendered = render(selection.kept, chain, selection.stats.partial)
     stats = selection.stats
     return Turn(
@@ -146,6 +152,24 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
         memory_ids=sorted({ln.memory_id for ln in rendered.lines}),
         memory_pks={uid: m.pk for uid, m in shown.items()},
     )
+
+
+class MemoryVanished(Exception):
+    """A memory chosen for a turn was forgotten before the turn was stored: compose again."""
+
+
+def _hold_shown(turn: Turn) -> None:
+    """Lock the memories a digest names until it commits. FOR KEY SHARE conflicts only with
+    forget's FOR UPDATE: a forget waits for this digest and then scrubs it, or went first
+    and the row is gone, and the turn is composed again without it."""
+    uids = sorted(turn.memory_pks)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT uid FROM memory_core_memory WHERE uid = ANY(%s) FOR KEY SHARE", [uids]
+        )
+        held = {uid for (uid,) in cursor.fetchall()}
+    if held != set(uids):
+        raise MemoryVanished
 
 
 def _from_digest(digest: Digest) -> Turn:
@@ -215,24 +239,35 @@ def resolve_turn(
         if digest is not None:
             turn = _from_digest(digest)
         else:
-            turn = compose(actor, run_id, query, max_memories)
-            try:
-                with transaction.atomic():
-                    _store(actor, turn, thread_id, query)
-            except IntegrityError:
-                # A concurrent first request for this run stored its digest first: that
-                # one is the run's record, so return it rather than ours.
-                digest = stored_digest(actor, run_id)
-                if digest is None:
-                    raise
-                turn = _from_digest(digest)
+            for attempt in range(5):
+                try:
+                    with transaction.atomic():
+                        turn = compose(actor, run_id, query, max_memories)
+                        _hold_shown(turn)
+                        _store(actor, turn, thread_id, query)
+                    break
+                except MemoryVanished:
+                    if attempt == 4:
+                        raise
+                except IntegrityError:
+                    # A concurrent first request for this run stored its digest first: that
+                    # one is the run's record, so return it rather than ours.
+                    digest = stored_digest(actor, run_id)
+                    if digest is None:
+                        raise
+                    turn = _from_digest(digest)
+                    break
     _log_read(principal, "turn", actor, turn)
     return turn
 
 
 def preview_turn(actor: Actor, *, principal, query: str | None = None) -> Turn:
     """Exactly what resolve_turn would compose now, without storing a digest."""
-    turn = compose(actor, "preview", check_query(query), None)
+    query = check_query(query)
+    try:
+        turn = compose(actor, "preview", query, None)
+    except MemoryVanished:  # a shown memory was forgotten mid-read: read again
+        turn = compose(actor, "preview", query, None)
     _log_read(principal, "preview", actor, turn)
     return turn
 

@@ -55,7 +55,13 @@ def lock_slot(scope: Scope, key: str) -> Memory | None:
     The advisory lock covers the first write, when there is no row to lock yet.
     """
     advisory_xact_lock("memory", scope.id, key)
-    return Memory.objects.select_for_update().filter(scope=scope, key=key, retired_at=None).first()
+    # of=self and an explicit order: Memory's default ordering joins the scope table, and
+    # FOR UPDATE would lock the scope row too, serialising every writer of the scope and
+    # deadlocking with a concurrent commit's foreign-key check on that row.
+    rows = Memory.objects.select_for_update(of=("self",)).filter(
+        scope=scope, key=key, retired_at=None
+    )
+    return rows.order_by("pk").first()
 
 
 def retire(memory: Memory, reason: str, principal, note: str = "") -> None:
@@ -148,7 +154,9 @@ def remember(
                 },
                 actor_ref=actor.ref,
             )
-    return _after(Written(memory, created=True), principal, actor, "remember")
+            # Committed with the write: a worker killed after the COMMIT cannot leave a
+            # memory the access log never saw.
+            return _after(Written(memory, created=True), principal, actor, "remember")
 
 
 def _after(written: Written, principal, actor, action: str) -> Written:
@@ -207,7 +215,7 @@ def publish(
                     "chars": len(text),
                 },
             )
-    _after(Written(memory, True), principal, None, "publish")
+            _after(Written(memory, True), principal, None, "publish")
     return memory
 
 
@@ -240,7 +248,7 @@ def correct(memory: Memory, text: str, *, principal) -> Memory:
                 principal,
                 {"memory": new.uid, "supersedes": live.uid, "chars": len(text)},
             )
-    _after(Written(new, True), principal, None, "correct")
+            _after(Written(new, True), principal, None, "correct")
     return new
 
 
@@ -283,6 +291,12 @@ def promote(
         text = memory.text if text is None else text
         check_key_and_fact(memory.key, text)
         with transaction.atomic():
+            # The source slot first (narrower before wider, the one order every writer of
+            # two slots uses), and the memory re-read under it: since the caller loaded it,
+            # it may have been corrected, superseded, promoted away or forgotten.
+            original = lock_slot(memory.scope, memory.key)
+            if original is None or original.pk != memory.pk:
+                raise NotFound("only a live memory can be republished")
             live = lock_slot(target, memory.key)
             new = _supersede(
                 live,
@@ -297,9 +311,7 @@ def promote(
                 promoted_from=memory,
             )
             if retire_original:
-                original = lock_slot(memory.scope, memory.key)
-                if original is not None and original.pk == memory.pk:
-                    retire(original, RetiredReason.PROMOTED, principal)
+                retire(original, RetiredReason.PROMOTED, principal)
             ledger.append(
                 "memory.promoted",
                 target,
@@ -313,5 +325,5 @@ def promote(
                     "chars": len(text),
                 },
             )
-    _after(Written(new, True), principal, None, "promote")
+            _after(Written(new, True), principal, None, "promote")
     return new
