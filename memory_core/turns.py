@@ -67,9 +67,14 @@ def chain_entries(chain) -> list[Entry]:
     return resolve(chain_records(chain), chain, now=timezone.now())
 
 
+def shown_ids(entries) -> set[str]:
+    """The memory ids these entries put on screen: each winner and every value it beats."""
+    return {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
+
+
 def memories_for(entries) -> dict[str, Memory]:
     """The Memory rows behind these entries (winners and overrides), by uid, in one query."""
-    uids = {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
+    uids = shown_ids(entries)
     rows = (
         Memory.objects.select_related("scope", "origin_actor", "supersedes")
         .defer("search", "supersedes__search")
@@ -129,8 +134,7 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
     relevant = rank_keys(chain, query, limit)[0] if query and entries else None
     selection = select(entries, chain, limit, relevant)
     shown = memories_for(selection.kept)
-    wanted = {e.id for e in selection.kept} | {o.id for e in selection.kept for o in e.overrides}
-    if not wanted <= shown.keys():
+    if not shown_ids(selection.kept) <= shown.keys():
         raise MemoryVanished  # forgotten between the two reads
     rendered = render(selection.kept, chain, selection.stats.partial)
     stats = selection.stats
