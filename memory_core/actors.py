@@ -6,7 +6,9 @@ memberships and hands them to the pure resolver in `chain.py`.
 
 import re
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db import transaction
+from django.db.models import OuterRef, QuerySet
 
 from memory_core import audit, ledger
 from memory_core.chain import resolve_chain
@@ -24,8 +26,18 @@ def global_scope() -> Scope:
 
 
 def chain_of(actor: Actor) -> tuple[str, ...]:
-    memberships = actor.memberships.order_by("rank").values_list("scope__token", flat=True)
-    return resolve_chain(actor.ref, list(memberships))
+    tokens = getattr(actor, "membership_tokens", None)
+    if tokens is None:
+        tokens = actor.memberships.order_by("rank").values_list("scope__token", flat=True)
+    return resolve_chain(actor.ref, list(tokens))
+
+
+def with_chain(actors: QuerySet) -> QuerySet:
+    """Actors with their membership tokens read in the same query (`membership_tokens`),
+    which chain_of then uses: the per-call lookup reads the actor and its chain at once.
+    _set_memberships drops them, so a changed chain is read afresh."""
+    tokens = Membership.objects.filter(actor=OuterRef("pk")).order_by("rank")
+    return actors.annotate(membership_tokens=ArraySubquery(tokens.values("scope__token")))
 
 
 def ancestors(scope: Scope) -> list[Scope]:
@@ -81,6 +93,7 @@ def validate_ref(ref: str) -> None:
 
 
 def _set_memberships(actor: Actor, scopes: list[Scope]) -> None:
+    actor.__dict__.pop("membership_tokens", None)
     actor.memberships.all().delete()
     Membership.objects.bulk_create(
         Membership(actor=actor, scope=scope, rank=rank) for rank, scope in enumerate(scopes)
@@ -117,7 +130,7 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     [actor:<ref>, <reach unless global>, global] (API.md, "Actors").
     """
     validate_ref(ref)
-    actor = Actor.objects.select_related("scope").filter(ref=ref).first()
+    actor = with_chain(Actor.objects.select_related("scope")).filter(ref=ref).first()
     if actor is None and register:
         with transaction.atomic():
             # Two first calls for one new ref: the second waits here, then finds the

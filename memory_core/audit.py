@@ -2,8 +2,11 @@
 
 from contextlib import contextmanager
 
+from django.utils import timezone
+from psycopg.types.json import Jsonb
+
+from memory_core import hotpath
 from memory_core.errors import DomainError
-from memory_core.models import AccessLog
 
 
 def record(
@@ -16,17 +19,22 @@ def record(
     memory_ids=(),
     count: int = 0,
     detail: dict | None = None,
-) -> AccessLog:
-    return AccessLog.objects.create(
-        channel=principal.channel,
-        principal=principal.name,
-        actor_ref=actor_ref,
-        action=action,
-        outcome=outcome,
-        scope=scope,
-        memory_ids=list(memory_ids),
-        count=count,
-        detail=detail or {},
+) -> None:
+    # A prepared INSERT rather than AccessLog.objects.create: every API call writes one.
+    hotpath.execute(
+        hotpath.INSERT_ACCESS,
+        [
+            timezone.now(),
+            principal.channel,
+            principal.name,
+            actor_ref,
+            action,
+            outcome,
+            scope,
+            list(memory_ids),
+            count,
+            Jsonb(detail or {}),
+        ],
     )
 
 

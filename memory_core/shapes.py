@@ -1,6 +1,8 @@
 """The one JSON shape of a memory (API.md), shared by the API, stored digests and exports."""
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import NamedTuple
 
 from memory_core.facts import Record
 from memory_core.models import Author, Memory, Thread
@@ -41,26 +43,81 @@ def resolving_threads(memories: Iterable[Memory]) -> set[tuple[int, str]]:
 
 
 def origin(memory: Memory, resolving: set[tuple[int, str]]) -> dict:
-    if memory.author == Author.HUMAN:
-        return {"user": memory.origin_user, "resolves": True}
-    resolves = (
-        not memory.origin_thread or (memory.origin_actor_id, memory.origin_thread) in resolving
+    return _origin(shape_row(memory, resolving))
+
+
+class ShapeRow(NamedTuple):
+    """What the API shows of one memory, as plain values: read straight from SQL on the
+    per-turn path (hotpath.SHAPE_ROWS), or taken from a Memory elsewhere (shape_row)."""
+
+    pk: int
+    uid: str
+    key: str
+    text: str
+    scope: str
+    pinned: bool
+    tags: list
+    author: str
+    origin_user: str | None
+    origin_actor: str | None
+    origin_thread: str | None
+    origin_run: str | None
+    origin_tool_call: str | None
+    created_at: datetime
+    supersedes: str | None
+    # The conversation the memory was learned in is still stored.
+    thread_stored: bool
+
+
+def shape_row(memory: Memory, resolving: set[tuple[int, str]]) -> ShapeRow:
+    return ShapeRow(
+        pk=memory.pk,
+        uid=memory.uid,
+        key=memory.key,
+        text=memory.text,
+        scope=memory.scope.token,
+        pinned=memory.pinned,
+        tags=memory.tags,
+        author=memory.author,
+        origin_user=memory.origin_user,
+        origin_actor=memory.origin_actor.ref if memory.origin_actor_id else None,
+        origin_thread=memory.origin_thread,
+        origin_run=memory.origin_run,
+        origin_tool_call=memory.origin_tool_call,
+        created_at=memory.created_at,
+        supersedes=memory.supersedes.uid if memory.supersedes_id else None,
+        thread_stored=(memory.origin_actor_id, memory.origin_thread) in resolving,
     )
+
+
+def _origin(row: ShapeRow) -> dict:
+    if row.author == Author.HUMAN:
+        return {"user": row.origin_user, "resolves": True}
     return {
-        "actor": memory.origin_actor.ref if memory.origin_actor_id else None,
-        "thread_id": memory.origin_thread,
-        "run_id": memory.origin_run,
-        "tool_call_id": memory.origin_tool_call,
-        "resolves": resolves,
+        "actor": row.origin_actor,
+        "thread_id": row.origin_thread,
+        "run_id": row.origin_run,
+        "tool_call_id": row.origin_tool_call,
+        "resolves": not row.origin_thread or row.thread_stored,
     }
 
 
-def override_shape(memory: Memory) -> dict:
+def shape(row: ShapeRow, overrides: Sequence[ShapeRow] = ()) -> dict:
+    """The API shape of a memory; `overrides` are the wider values it beats."""
     return {
-        "id": memory.uid,
-        "scope": memory.scope.token,
-        "text": memory.text,
-        "author": memory.author,
+        "id": row.uid,
+        "key": row.key,
+        "text": row.text,
+        "scope": row.scope,
+        "pinned": row.pinned,
+        "tags": list(row.tags),
+        "author": row.author,
+        "origin": _origin(row),
+        "created_at": timestamp(row.created_at),
+        "supersedes": row.supersedes,
+        "overrides": [
+            {"id": o.uid, "scope": o.scope, "text": o.text, "author": o.author} for o in overrides
+        ],
     }
 
 
@@ -69,16 +126,4 @@ def memory_shape(
 ) -> dict:
     if resolving is None:
         resolving = resolving_threads([memory])
-    return {
-        "id": memory.uid,
-        "key": memory.key,
-        "text": memory.text,
-        "scope": memory.scope.token,
-        "pinned": memory.pinned,
-        "tags": list(memory.tags),
-        "author": memory.author,
-        "origin": origin(memory, resolving),
-        "created_at": timestamp(memory.created_at),
-        "supersedes": memory.supersedes.uid if memory.supersedes_id else None,
-        "overrides": [override_shape(m) for m in overrides],
-    }
+    return shape(shape_row(memory, resolving), [shape_row(m, resolving) for m in overrides])

@@ -7,20 +7,22 @@ whatever changed since, so a resumed run rebuilds the identical prompt.
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import transaction
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
-from memory_core import audit
+from memory_core import audit, hotpath
 from memory_core.actors import chain_of
 from memory_core.block import render
 from memory_core.errors import Invalid, NotFound
 from memory_core.facts import Entry, Record
+from memory_core.ids import digest_id
 from memory_core.inputs import host_id_problem, require, text_problem
-from memory_core.models import Actor, Digest, DigestLine, Memory
+from memory_core.models import Actor, Digest, Memory
 from memory_core.precedence import resolve
 from memory_core.search import rank_keys
 from memory_core.selection import select
-from memory_core.shapes import memory_shape, resolving_threads, to_record
+from memory_core.shapes import ShapeRow, memory_shape, shape, to_record
 
 MAX_QUERY_CHARS = 2000
 
@@ -39,27 +41,27 @@ class Turn:
     # Database ids of the memories shown, so storing the digest needs no second lookup.
     memory_pks: dict[str, int] = field(default_factory=dict, repr=False)
 
-
-# What precedence and selection need of a row: plain values, no model instances. Building
-# a Django object (with its scope, actor and stored tsvector) for each of a chain's several
-# hundred rows cost far more than the query itself; only the few rows that are shown are
-# loaded as objects (memories_for).
-_RECORD_FIELDS = (
-    "uid",
-    "scope__token",
-    "key",
-    "text",
-    "author",
-    "pinned",
-    "created_at",
-    "expires_at",
-)
+    def body(self) -> dict:
+        """The API's TurnOut."""
+        return {
+            "run_id": self.run_id,
+            "actor": self.actor,
+            "scopes": self.scopes,
+            "block": self.block,
+            "entries": self.entries,
+            "lines": self.lines,
+            "stats": self.stats,
+        }
 
 
 def chain_records(chain) -> list[Record]:
-    """The chain's live, unexpired rows: the only rows any resolution may look at."""
-    rows = Memory.objects.live().in_chain(chain).order_by().values_list(*_RECORD_FIELDS)
-    return [Record(*row) for row in rows]
+    """The chain's live, unexpired rows: the only rows any resolution may look at.
+
+    Plain Records, not model instances: building a Django object (with its scope, actor
+    and stored tsvector) for each of a chain's several hundred rows cost far more than
+    the query itself. Only the few rows a turn shows are read again, as ShapeRows.
+    """
+    return [Record(*row) for row in hotpath.fetch_all(hotpath.CHAIN_RECORDS, [list(chain)])]
 
 
 def chain_entries(chain) -> list[Entry]:
@@ -72,15 +74,12 @@ def shown_ids(entries) -> set[str]:
     return {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
 
 
-def memories_for(entries) -> dict[str, Memory]:
-    """The Memory rows behind these entries (winners and overrides), by uid, in one query."""
-    uids = shown_ids(entries)
-    rows = (
-        Memory.objects.select_related("scope", "origin_actor", "supersedes")
-        .defer("search", "supersedes__search")
-        .filter(uid__in=uids)
-    )
-    return {m.uid: m for m in rows}
+def shape_rows(uids, *, hold: bool = False) -> dict[str, ShapeRow]:
+    """What the API shows of these memories, by public id, in one query. With hold=True
+    the rows stay locked against forget until the caller's transaction ends."""
+    sql = hotpath.SHAPE_ROWS_HELD if hold else hotpath.SHAPE_ROWS
+    rows = hotpath.fetch_all(sql, [sorted(uids)])
+    return {row[1]: ShapeRow(*row) for row in rows}
 
 
 def chain_memories(chain) -> list[Memory]:
@@ -98,16 +97,15 @@ def resolved(chain, memories: list[Memory]) -> list[Entry]:
     return resolve([to_record(m) for m in memories], chain, now=timezone.now())
 
 
-def entry_shapes(entries, by_uid: dict[str, Memory] | None = None) -> list[dict]:
+def entry_shapes(entries, rows: dict[str, ShapeRow] | None = None) -> list[dict]:
     """The API shape of each entry (winner with its overrides)."""
-    if by_uid is None:
-        by_uid = memories_for(entries)
-    resolving = resolving_threads(by_uid.values())
+    if rows is None:
+        rows = shape_rows(shown_ids(entries))
     # A memory forgotten since the entries were resolved is simply not shown.
     return [
-        memory_shape(by_uid[e.id], [by_uid[o.id] for o in e.overrides if o.id in by_uid], resolving)
+        shape(rows[e.id], [rows[o.id] for o in e.overrides if o.id in rows])
         for e in entries
-        if e.id in by_uid
+        if e.id in rows
     ]
 
 
@@ -127,14 +125,19 @@ def budget(max_memories: int | None) -> int:
     return min(max_memories, settings.MEMORY_MAX_LINES)
 
 
-def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | None) -> Turn:
+def compose(
+    actor: Actor, run_id: str, query: str | None, max_memories: int | None, *, hold=False
+) -> Turn:
+    """The turn as it would be given now. With hold=True (inside resolve_turn's
+    transaction) the memories it shows stay locked against forget until that commits."""
     chain = chain_of(actor)
     entries = chain_entries(chain)
     limit = budget(max_memories)
     relevant = rank_keys(chain, query, limit)[0] if query and entries else None
     selection = select(entries, chain, limit, relevant)
-    shown = memories_for(selection.kept)
-    if not shown_ids(selection.kept) <= shown.keys():
+    wanted = shown_ids(selection.kept)
+    rows = shape_rows(wanted, hold=hold) if wanted else {}
+    if not wanted <= rows.keys():
         raise MemoryVanished  # forgotten between the two reads
     rendered = render(selection.kept, chain, selection.stats.partial)
     stats = selection.stats
@@ -143,7 +146,7 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
         actor=actor.ref,
         scopes=list(chain),
         block=rendered.block,
-        entries=entry_shapes(selection.kept, shown),
+        entries=entry_shapes(selection.kept, rows),
         lines=[{"n": ln.n, "text": ln.text, "memory_id": ln.memory_id} for ln in rendered.lines],
         stats={
             "offered": stats.offered,
@@ -154,26 +157,12 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
             "partial": stats.partial,
         },
         memory_ids=sorted({ln.memory_id for ln in rendered.lines}),
-        memory_pks={uid: m.pk for uid, m in shown.items()},
+        memory_pks={uid: row.pk for uid, row in rows.items()},
     )
 
 
 class MemoryVanished(Exception):
     """A memory chosen for a turn was forgotten before the turn was stored: compose again."""
-
-
-def _hold_shown(turn: Turn) -> None:
-    """Lock the memories a digest names until it commits. FOR KEY SHARE conflicts only with
-    forget's FOR UPDATE: a forget waits for this digest and then scrubs it, or went first
-    and the row is gone, and the turn is composed again without it."""
-    uids = sorted(turn.memory_pks)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT uid FROM memory_core_memory WHERE uid = ANY(%s) FOR KEY SHARE", [uids]
-        )
-        held = {uid for (uid,) in cursor.fetchall()}
-    if held != set(uids):
-        raise MemoryVanished
 
 
 def _from_digest(digest: Digest) -> Turn:
@@ -191,30 +180,31 @@ def _from_digest(digest: Digest) -> Turn:
     )
 
 
-def _store(actor: Actor, turn: Turn, thread_id: str | None, query: str | None) -> Digest:
-    digest = Digest.objects.create(
-        actor=actor,
-        run_id=turn.run_id,
-        thread_ref=thread_id,
-        query=query,
-        chain=turn.scopes,
-        block=turn.block,
-        entries=turn.entries,
-        stats=turn.stats,
-        pinned_omitted=turn.stats["pinned_omitted"],
+def _store(actor: Actor, turn: Turn, thread_id: str | None, query: str | None) -> bool:
+    """Store the digest and its lines (one statement); False when this (actor, run_id)
+    already has one, in which case nothing was written."""
+    lines = turn.lines
+    row = hotpath.fetch_one(
+        hotpath.INSERT_DIGEST,
+        [
+            digest_id(),
+            actor.pk,
+            turn.run_id,
+            thread_id,
+            query,
+            turn.scopes,
+            turn.block,
+            Jsonb(turn.entries),
+            Jsonb(turn.stats),
+            turn.stats["pinned_omitted"],
+            timezone.now(),
+            [ln["n"] for ln in lines],
+            [ln["text"] for ln in lines],
+            [turn.memory_pks.get(ln["memory_id"]) for ln in lines],
+            [ln["memory_id"] for ln in lines],
+        ],
     )
-    pk_by_uid = turn.memory_pks
-    DigestLine.objects.bulk_create(
-        DigestLine(
-            digest=digest,
-            n=ln["n"],
-            text=ln["text"],
-            memory_id=pk_by_uid.get(ln["memory_id"]),
-            memory_uid=ln["memory_id"],
-        )
-        for ln in turn.lines
-    )
-    return digest
+    return row is not None
 
 
 def stored_digest(actor: Actor, run_id: str) -> Digest | None:
@@ -235,32 +225,33 @@ def resolve_turn(
     query: str | None = None,
     max_memories: int | None = None,
 ) -> Turn:
+    """The run's digest: composed and stored by the first request for (actor, run_id),
+    returned unchanged to every later one.
+
+    The first request's digest, its lines and its access-log row commit together. There
+    is no look-up first: a repeat composes, finds the digest already stored (the insert
+    does nothing) and returns the stored one, which also settles two concurrent first
+    requests (the second waits on the unique index, then returns the first's).
+    """
     with audit.refusals_logged(principal, "turn", actor_ref=actor.ref):
         require(host_id_problem(run_id or "", "run_id"), host_id_problem(thread_id, "thread_id"))
         query = check_query(query)
         budget(max_memories)
-        digest = stored_digest(actor, run_id)
-        if digest is not None:
-            turn = _from_digest(digest)
-        else:
-            for attempt in range(5):
-                try:
-                    with transaction.atomic():
-                        turn = compose(actor, run_id, query, max_memories)
-                        _hold_shown(turn)
-                        _store(actor, turn, thread_id, query)
-                    break
-                except MemoryVanished:
-                    if attempt == 4:
-                        raise
-                except IntegrityError:
-                    # A concurrent first request for this run stored its digest first: that
-                    # one is the run's record, so return it rather than ours.
-                    digest = stored_digest(actor, run_id)
-                    if digest is None:
-                        raise
-                    turn = _from_digest(digest)
-                    break
+        for attempt in range(5):
+            try:
+                with transaction.atomic():
+                    turn = compose(actor, run_id, query, max_memories, hold=True)
+                    if _store(actor, turn, thread_id, query):
+                        _log_read(principal, "turn", actor, turn)
+                        return turn
+                break
+            except MemoryVanished:
+                if attempt == 4:
+                    raise
+    digest = stored_digest(actor, run_id)
+    if digest is None:  # the insert found one a moment ago, and digests are never deleted
+        raise RuntimeError(f"digest for run {run_id!r} conflicted but cannot be read")
+    turn = _from_digest(digest)
     _log_read(principal, "turn", actor, turn)
     return turn
 

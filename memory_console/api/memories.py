@@ -10,6 +10,7 @@ from typing import Annotated
 
 from ninja import Query, Router, Status
 
+from memory_console.api.bodies import sent_as_is
 from memory_console.api.schemas import (
     MemoryOut,
     MemoryPageOut,
@@ -74,7 +75,7 @@ def remember(request, payload: RememberIn):
         thread_id=payload.thread_id,
     )
     shape = turns.memory_shape_for_actor(written.memory, actors.chain_of(actor))
-    return Status(201 if written.created else 200, shape)
+    return sent_as_is(shape, 201 if written.created else 200)
 
 
 @router.get(
@@ -99,7 +100,7 @@ def read_back(
     items, count = turns.read_back(
         owner, principal=principal, thread_id=thread_id, limit=limit, offset=offset
     )
-    return {"items": items, "count": count}
+    return sent_as_is({"items": items, "count": count})
 
 
 # Declared before /{memory_id}, so "search" is never taken for a memory id.
@@ -119,7 +120,7 @@ def search(
     principal = request.auth
     owner = actors.actor_for_key(actor, principal.api_key, principal)
     items, tier = turns.search_memories(owner, q, principal=principal, limit=limit)
-    return {"items": items, "tier": tier}
+    return sent_as_is({"items": items, "tier": tier})
 
 
 @router.get(

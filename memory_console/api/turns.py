@@ -2,6 +2,7 @@
 
 from ninja import Router
 
+from memory_console.api.bodies import sent_as_is
 from memory_console.api.schemas import TurnIn, TurnOut, errors
 from memory_core import actors, turns
 
@@ -19,7 +20,7 @@ def take_turn(request, payload: TurnIn):
     `[actor:<ref>, <key's reach unless global>, global]`."""
     principal = request.auth
     actor = actors.actor_for_key(payload.actor, principal.api_key, principal, register=True)
-    return turns.resolve_turn(
+    turn = turns.resolve_turn(
         actor,
         payload.run_id,
         principal=principal,
@@ -27,3 +28,4 @@ def take_turn(request, payload: TurnIn):
         query=payload.query,
         max_memories=payload.max_memories,
     )
+    return sent_as_is(turn.body())

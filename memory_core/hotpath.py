@@ -1,0 +1,120 @@
+"""The SQL of the per-turn path, run as prepared statements with binary results.
+
+Every agent turn runs these few statements, so they skip what the ORM costs per call:
+compiling the query (a third of a millisecond each), client-side parameter binding, and
+the text-format timestamp parser Django installs (a regular expression per value, which
+for a chain of ~500 rows cost more than the query). They still go through Django's
+connection, its transaction and its cursor wrapper, so `atomic()`, error translation
+(IntegrityError, OperationalError → 503) and query capture in tests behave as for any
+other query. The statements name their columns; tests/test_hotpath.py checks each one
+against the ORM query it replaces.
+"""
+
+from contextlib import contextmanager
+
+from django.db import connection
+from django.db.backends.postgresql.base import ServerBindingCursor
+
+
+class _PreparedBinaryCursor(ServerBindingCursor):
+    """Server-side binding; each statement prepared on first use (per connection), rows
+    returned in binary (timestamps decoded in C). Django turns prepared statements off
+    by default for the sake of transaction-pooling proxies; these few are worth it."""
+
+    def execute(self, query, params=None, **kwargs):
+        return super().execute(query, params, prepare=True, binary=True)
+
+
+@contextmanager
+def cursor():
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    raw = _PreparedBinaryCursor(connection.connection)
+    wrapped = (
+        connection.make_debug_cursor(raw)
+        if connection.queries_logged
+        else connection.make_cursor(raw)
+    )
+    try:
+        yield wrapped
+    finally:
+        raw.close()
+
+
+def fetch_all(sql: str, params) -> list[tuple]:
+    with cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchall()
+
+
+def fetch_one(sql: str, params) -> tuple | None:
+    with cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchone()
+
+
+def execute(sql: str, params) -> None:
+    with cursor() as cur:
+        cur.execute(sql, params)
+
+
+# The chain's live, unexpired rows (Memory.objects.live().in_chain(chain)), as the fields
+# of a facts.Record. memory_one_live_per_scope_key, the partial unique index on
+# (scope_id, key) WHERE retired_at IS NULL, serves it: one index scan per chain scope.
+CHAIN_RECORDS = """
+    SELECT m.uid, s.token, m.key, m.text, m.author, m.pinned, m.created_at, m.expires_at
+    FROM memory_core_scope s
+    JOIN memory_core_memory m ON m.scope_id = s.id
+    WHERE s.token = ANY(%s)
+      AND m.retired_at IS NULL
+      AND (m.expires_at IS NULL OR m.expires_at > now())
+"""
+
+# What the API shows of each memory (shapes.ShapeRow), by public id; the last column says
+# whether the conversation it was learned in is still stored (origin.resolves).
+_SHAPE_ROWS = """
+    SELECT m.id, m.uid, m.key, m.text, s.token, m.pinned, m.tags, m.author, m.origin_user,
+           oa.ref, m.origin_thread, m.origin_run, m.origin_tool_call, m.created_at, sup.uid,
+           EXISTS (
+               SELECT 1 FROM memory_core_thread t
+               WHERE t.actor_id = m.origin_actor_id AND t.ref = m.origin_thread
+           )
+    FROM memory_core_memory m
+    JOIN memory_core_scope s ON s.id = m.scope_id
+    LEFT JOIN memory_core_actor oa ON oa.id = m.origin_actor_id
+    LEFT JOIN memory_core_memory sup ON sup.id = m.supersedes_id
+    WHERE m.uid = ANY(%s)
+"""
+SHAPE_ROWS = _SHAPE_ROWS
+# The same, holding each row until the caller's transaction ends: FOR KEY SHARE conflicts
+# only with forget's FOR UPDATE, so a turn's digest and a forget of a memory it shows are
+# serialised (forget then scrubs the digest, or went first and the turn recomposes).
+SHAPE_ROWS_HELD = _SHAPE_ROWS + " FOR KEY SHARE OF m"
+
+# A turn's digest and its lines in one statement. ON CONFLICT: a digest for this
+# (actor, run_id) already exists (a repeat, or a concurrent first request that committed
+# first), so nothing is written and no id comes back; the caller returns the stored one.
+INSERT_DIGEST = """
+    WITH digest AS (
+        INSERT INTO memory_core_digest
+            (uid, actor_id, run_id, thread_ref, query, chain, block, entries, stats,
+             pinned_omitted, created_at)
+        VALUES (%s, %s, %s, %s, %s, %s::varchar[], %s, %s, %s, %s, %s)
+        ON CONFLICT ON CONSTRAINT digest_one_per_actor_run DO NOTHING
+        RETURNING id
+    ), line AS (
+        INSERT INTO memory_core_digestline (digest_id, n, text, memory_id, memory_uid)
+        SELECT digest.id, l.n, l.text, l.memory_id, l.memory_uid
+        FROM digest, unnest(%s::int[], %s::text[], %s::bigint[], %s::text[])
+            AS l(n, text, memory_id, memory_uid)
+    )
+    SELECT id FROM digest
+"""
+
+INSERT_ACCESS = """
+    INSERT INTO memory_core_accesslog
+        (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
+         count, detail)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s::varchar[], %s, %s)
+"""
