@@ -1,18 +1,26 @@
 """Appending to and verifying the hash-chained ledger.
 
 Each stream is its own chain: `hash = sha256(canonical(event))`, where the canonical form
-includes `prev_hash`. Appends to one stream serialise on a transaction-scoped advisory lock,
-so concurrent writers queue instead of forking the chain; the unique constraints on
-(stream, seq) and (stream, prev_hash) are the backstop if that lock is ever bypassed.
+includes `prev_hash`. PostgreSQL computes the hash (memory_core_ledger_hash, migration 0005)
+both when an event is appended and when the ledger is verified; canonical() below is the
+same computation in Python, so anyone can check a ledger export without the database.
+
+Appends to one stream serialise on a transaction-scoped advisory lock, so concurrent
+writers queue instead of forking the chain; the unique constraints on (stream, seq) and
+(stream, prev_hash) are the backstop if that lock is ever bypassed.
 """
 
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC
 
 from django.db import connection, transaction
+from django.db.models import Count
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
+from memory_core import hotpath
 from memory_core.locks import advisory_xact_lock
 from memory_core.models import LedgerEvent
 
@@ -46,13 +54,49 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
 )
 
 
-def canonical(fields: dict) -> bytes:
-    """The one serialisation hashed: sorted keys, no whitespace, UTF-8."""
-    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+def _jsonb_text(value) -> str:
+    """A JSON value exactly as PostgreSQL renders the jsonb holding it: object keys ordered
+    by length, then bytes; ", " between items and ": " after keys; strings escaped as
+    PostgreSQL escapes them (which is json.dumps's escaping with ensure_ascii off)."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+        return "{" + ", ".join(f"{_jsonb_text(k)}: {_jsonb_text(value[k])}" for k in keys) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_jsonb_text(v) for v in value) + "]"
+    if isinstance(value, float):
+        raise ValueError("ledger payloads hold ids, counts and lengths, never floats")
+    return json.dumps(value, ensure_ascii=False)
 
 
-def event_fields(event) -> dict:
-    return {
+def timestamp_text(moment) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def canonical(event) -> bytes:
+    """The bytes an event's hash covers: the SQL function memory_core_ledger_hash
+    (migration 0005) renders the same array as jsonb text; this is its Python twin."""
+    fields = [
+        event.stream,
+        event.seq,
+        event.kind,
+        event.scope,
+        event.principal,
+        event.actor_ref,
+        event.payload,
+        timestamp_text(event.created_at),
+        event.prev_hash,
+    ]
+    return _jsonb_text(fields).encode()
+
+
+def event_hash(event) -> str:
+    return hashlib.sha256(canonical(event)).hexdigest()
+
+
+def legacy_event_hash(event) -> str:
+    """The v1 seal, computed in Python before migration 0005: sorted-key compact JSON of
+    the fields. Events sealed that way still verify."""
+    fields = {
         "stream": event.stream,
         "seq": event.seq,
         "kind": event.kind,
@@ -63,42 +107,74 @@ def event_fields(event) -> dict:
         "created_at": event.created_at.isoformat(timespec="microseconds"),
         "prev_hash": event.prev_hash,
     }
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def event_hash(event) -> str:
-    return hashlib.sha256(canonical(event_fields(event))).hexdigest()
+# Reads the stream's last event and appends the next one in one statement; the caller
+# holds the stream's advisory lock, taken in an earlier statement so that this one's
+# snapshot already sees whatever the previous holder committed. PostgreSQL computes the
+# hash over the values it stores.
+_APPEND = """
+    INSERT INTO memory_core_ledgerevent
+        (stream, seq, kind, scope, principal, actor_ref, payload, created_at, prev_hash, hash)
+    SELECT e.stream, e.seq, e.kind, e.scope, e.principal, e.actor_ref, e.payload,
+           e.created_at, e.prev_hash,
+           memory_core_ledger_hash(e.stream, e.seq, e.kind, e.scope, e.principal,
+                                   e.actor_ref, e.payload, e.created_at, e.prev_hash)
+    FROM (
+        SELECT %s::varchar AS stream, coalesce(last.seq, 0) + 1 AS seq, %s::varchar AS kind,
+               %s::varchar AS scope, %s::varchar AS principal, %s::varchar AS actor_ref,
+               %s::jsonb AS payload, %s::timestamptz AS created_at,
+               coalesce(last.hash, %s)::varchar AS prev_hash
+        FROM (SELECT 1) AS one
+        LEFT JOIN LATERAL (
+            SELECT seq, hash FROM memory_core_ledgerevent
+            WHERE stream = %s ORDER BY seq DESC LIMIT 1
+        ) AS last ON true
+    ) AS e
+    RETURNING id, seq, prev_hash, hash
+"""
 
 
 def append(kind: str, scope, principal, payload: dict, actor_ref: str | None = None):
-    """Add one event to the stream of `scope` (a Scope). Must run inside the caller's atomic."""
+    """Add one event to the stream of `scope` (a Scope), inside the caller's transaction
+    (or a transaction of its own): a failed append fails the change it records."""
     unknown = set(payload) - ALLOWED_PAYLOAD_FIELDS
     if unknown:
         raise ValueError(f"ledger payload fields not allowed: {sorted(unknown)}")
+    _jsonb_text(payload)  # refuses what jsonb would not render back unchanged (floats)
     stream = scope.stream
-    with transaction.atomic():
+    created_at = timezone.now()
+    with transaction.atomic(savepoint=False):
         advisory_xact_lock("ledger", stream)
-        last = (
-            LedgerEvent.objects.filter(stream=stream)
-            .order_by("-seq")
-            .values_list("seq", "hash")
-            .first()
+        pk, seq, prev_hash, sealed = hotpath.fetch_one(
+            _APPEND,
+            [
+                stream,
+                kind,
+                scope.token,
+                principal.name,
+                actor_ref,
+                Jsonb(payload),
+                created_at,
+                GENESIS,
+                stream,
+            ],
         )
-        seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS)
-        event = LedgerEvent(
-            stream=stream,
-            seq=seq,
-            kind=kind,
-            scope=scope.token,
-            principal=principal.name,
-            actor_ref=actor_ref,
-            # JSON round trip: the stored payload must hash the same when read back.
-            payload=json.loads(canonical(payload)),
-            created_at=timezone.now(),
-            prev_hash=prev_hash,
-        )
-        event.hash = event_hash(event)
-        event.save(force_insert=True)
-    return event
+    return LedgerEvent(
+        id=pk,
+        stream=stream,
+        seq=seq,
+        kind=kind,
+        scope=scope.token,
+        principal=principal.name,
+        actor_ref=actor_ref,
+        payload=payload,
+        created_at=created_at,
+        prev_hash=prev_hash,
+        hash=sealed,
+    )
 
 
 @dataclass(frozen=True)
@@ -109,18 +185,25 @@ class Verification:
     problem: str = ""
 
 
-_VERIFY_FIELDS = (
-    "id",
-    "seq",
-    "kind",
-    "scope",
-    "principal",
-    "actor_ref",
-    "payload",
-    "created_at",
-    "prev_hash",
-    "hash",
-)
+# One stream's events that break a link or whose seal PostgreSQL does not reproduce, in
+# order, each with how many events precede it. The scan is the (stream, seq) index; the
+# hashing happens where the rows are, so only suspects cross the wire.
+_SUSPECTS = """
+    SELECT id, seq, position, expected_seq, prev_hash = expected_prev, sealed FROM (
+        SELECT id, seq, prev_hash,
+               row_number() OVER w - 1 AS position,
+               lag(seq, 1, 0::bigint) OVER w + 1 AS expected_seq,
+               lag(hash, 1, %s) OVER w AS expected_prev,
+               hash = memory_core_ledger_hash(stream, seq, kind, scope, principal,
+                                              actor_ref, payload, created_at, prev_hash)
+                   AS sealed
+        FROM memory_core_ledgerevent
+        WHERE stream = %s
+        WINDOW w AS (ORDER BY seq)
+    ) AS e
+    WHERE seq <> expected_seq OR prev_hash <> expected_prev OR NOT sealed
+    ORDER BY seq
+"""
 
 
 def verify(progress=None, streams=None) -> Verification:
@@ -128,55 +211,30 @@ def verify(progress=None, streams=None) -> Verification:
     whose link or hash does not hold. The console passes the streams a tenant's auditor
     reads, so a check never walks, counts or names another tenant's events.
 
-    Rows are read as tuples, not model instances: building an object per event cost more
-    than hashing it.
+    PostgreSQL hashes each stream where it is stored and returns only suspects; a suspect
+    whose seal is the v1 form (events appended before migration 0005) is checked here.
     """
-    count = 0
-    names = LedgerEvent.objects.values_list("stream", flat=True).distinct().order_by("stream")
+    sizes = LedgerEvent.objects.order_by("stream").values_list("stream").annotate(n=Count("id"))
     if streams is not None:
-        names = names.filter(stream__in=list(streams))
-    for stream in names:
-        expected_prev, expected_seq = GENESIS, 1
-        rows = (
-            LedgerEvent.objects.filter(stream=stream).order_by("seq").values_list(*_VERIFY_FIELDS)
-        )
-        for (
-            pk,
-            seq,
-            kind,
-            scope,
-            principal,
-            actor,
-            payload,
-            created_at,
-            prev,
-            stored,
-        ) in rows.iterator(chunk_size=5000):
-            fields = {
-                "stream": stream,
-                "seq": seq,
-                "kind": kind,
-                "scope": scope,
-                "principal": principal,
-                "actor": actor,
-                "payload": payload,
-                "created_at": created_at.isoformat(timespec="microseconds"),
-                "prev_hash": prev,
-            }
+        sizes = sizes.filter(stream__in=list(streams))
+    count = 0
+    for stream, size in sizes:
+        for pk, seq, position, expected_seq, linked, sealed in hotpath.fetch_all(
+            _SUSPECTS, [GENESIS, stream]
+        ):
             problem = ""
+            event = LedgerEvent.objects.get(pk=pk)
             if seq != expected_seq:
                 problem = f"expected seq {expected_seq}, found {seq}"
-            elif prev != expected_prev:
+            elif not linked:
                 problem = "prev_hash does not match the previous event's hash"
-            elif hashlib.sha256(canonical(fields)).hexdigest() != stored:
+            elif not sealed and legacy_event_hash(event) != event.hash:
                 problem = "hash does not match the event's contents"
             if problem:
-                broken = LedgerEvent.objects.get(pk=pk)
-                return Verification(ok=False, count=count, broken=broken, problem=problem)
-            expected_prev, expected_seq = stored, seq + 1
-            count += 1
-            if progress is not None:
-                progress(1)
+                return Verification(ok=False, count=count + position, broken=event, problem=problem)
+        count += size
+        if progress is not None:
+            progress(size)
     return Verification(ok=True, count=count)
 
 

@@ -114,3 +114,122 @@ def test_twenty_simultaneous_remembers_leave_one_live_row_and_an_unforked_chain(
     )
     assert seqs == list(range(1, len(seqs) + 1))
     assert ledger.verify().ok
+
+
+SEALS = [
+    ("tenant:acme", 1, "memory.published", "team:ops", "user:ann", None, {}),
+    ("global", 7, "actor.registered", "actor:u1", "key:mc_ab", "u1", {"scopes": ["a", "b"]}),
+    # Keys of one length sort by bytes, shorter keys first (jsonb's order, not Python's).
+    ("tenant:acme", 2, "k", "s", "p", "a", {"memories": ["x"], "pinned": True, "chars": 3}),
+    # Escapes and text outside ASCII: quotes, backslash, control characters, emoji, RTL.
+    ("s", 3, 'k"\\', "s\n\t\x01", "Zoë 名前 🙂", "ref\u202e", {"target": 'a"b\\c\x1f'}),
+    ("s", 4, "k", "s", "p", None, {"versions": [1, 2, [3, {"count": 0}]], "user": None}),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("stream, seq, kind, scope, principal, actor, payload", SEALS)
+def test_python_canonical_form_is_the_sql_seal(stream, seq, kind, scope, principal, actor, payload):
+    """ledger.canonical() lets anyone check an export without the database: it must hash
+    exactly what memory_core_ledger_hash (which seals every event) hashes."""
+    import datetime
+
+    from psycopg.types.json import Jsonb
+
+    moment = datetime.datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=datetime.UTC)
+
+    class E:
+        pass
+
+    E.stream, E.seq, E.kind, E.scope, E.principal, E.actor_ref = (
+        stream,
+        seq,
+        kind,
+        scope,
+        principal,
+        actor,
+    )
+    E.payload, E.created_at, E.prev_hash = payload, moment, ledger.GENESIS
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT memory_core_ledger_hash(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [stream, seq, kind, scope, principal, actor, Jsonb(payload), moment, ledger.GENESIS],
+        )
+        assert cursor.fetchone()[0] == ledger.event_hash(E)
+
+
+def test_appended_events_are_sealed_by_the_database_as_python_computes(org, operator):
+    writes.publish(org.acme, "a", "one", principal=operator)
+    for event in LedgerEvent.objects.all():
+        assert event.hash == ledger.event_hash(event)
+
+
+def test_floats_are_refused_in_payloads(org, operator):
+    before = LedgerEvent.objects.count()
+    with pytest.raises(ValueError, match="floats"):
+        ledger.append("scope.created", org.acme, operator, {"count": 1.5})
+    assert LedgerEvent.objects.count() == before
+
+
+def _insert_raw(stream, seq, prev, payload, sealed=None, principal="user:old"):
+    """An event written as the code before migration 0005 wrote them (hashed in Python)."""
+    import datetime
+    import json
+    from types import SimpleNamespace
+
+    event = SimpleNamespace(
+        stream=stream,
+        seq=seq,
+        kind="memory.published",
+        scope=stream,
+        principal=principal,
+        actor_ref=None,
+        payload=payload,
+        created_at=datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC),
+        prev_hash=prev,
+    )
+    digest = sealed or ledger.legacy_event_hash(event)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO memory_core_ledgerevent (stream, seq, kind, scope, principal,"
+            " actor_ref, payload, created_at, prev_hash, hash)"
+            " VALUES (%s, %s, %s, %s, %s, NULL, %s::jsonb, %s, %s, %s)",
+            [
+                stream,
+                seq,
+                event.kind,
+                stream,
+                principal,
+                json.dumps(payload),
+                event.created_at,
+                prev,
+                digest,
+            ],
+        )
+    return digest
+
+
+def test_events_sealed_before_the_sql_hash_still_verify(db):
+    first = _insert_raw("tenant:legacy", 1, ledger.GENESIS, {"memory": "mem_1", "chars": 3})
+    _insert_raw("tenant:legacy", 2, first, {"memory": "mem_2"})
+    result = ledger.verify()
+    assert result.ok and result.count == LedgerEvent.objects.count()
+
+
+def test_a_tampered_legacy_event_is_still_caught(db):
+    first = _insert_raw("tenant:legacy", 1, ledger.GENESIS, {"memory": "mem_1"})
+    _insert_raw("tenant:legacy", 2, first, {"memory": "mem_2"}, sealed="f" * 64)
+    result = ledger.verify(streams=["tenant:legacy"])
+    assert not result.ok and result.broken.seq == 2 and result.count == 1
+    assert "hash" in result.problem
+
+
+def test_verify_names_a_broken_link_and_counts_the_events_before_it(org, operator):
+    writes.publish(org.acme, "a", "one", principal=operator)
+    writes.publish(org.acme, "b", "two", principal=operator)
+    acme = list(LedgerEvent.objects.filter(stream="tenant:acme").order_by("seq"))
+    _insert_raw("tenant:acme", acme[-1].seq + 1, "0" * 63 + "1", {"memory": "mem_x"})
+    result = ledger.verify(streams=["tenant:acme"])
+    assert not result.ok and result.broken.seq == acme[-1].seq + 1
+    assert result.problem == "prev_hash does not match the previous event's hash"
+    assert result.count == len(acme)

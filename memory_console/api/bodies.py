@@ -6,6 +6,9 @@ a sixth of the request. The hot endpoints (turn, remember, read-back, search) bu
 bodies from the one shape function (memory_core.shapes), and the tests validate each of
 these responses against its declared schema (tests/test_api_bodies.py), so the OpenAPI
 document still describes exactly what is sent.
+
+Keys are sorted: a replayed turn's entries come back out of jsonb (which orders keys its
+own way), and a replay must be byte-identical to the first answer.
 """
 
 import json
@@ -15,5 +18,5 @@ from django.http import HttpResponse
 
 def sent_as_is(body: dict, status: int = 200) -> HttpResponse:
     return HttpResponse(
-        json.dumps(body), status=status, content_type="application/json; charset=utf-8"
+        json.dumps(body, sort_keys=True), status=status, content_type="application/json; charset=utf-8"
     )

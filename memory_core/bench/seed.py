@@ -7,6 +7,7 @@ completeness marker is written last, so an interrupted seed leaves no marker and
 COPY is INSERT to the append-only triggers, which allow it.
 """
 
+import json
 import random
 import sys
 import uuid
@@ -16,10 +17,10 @@ from types import SimpleNamespace
 import psycopg
 
 from memory_core.bench import words
-from memory_core.bench.database import MARKER_DDL
+from memory_core.bench.database import MARKER_DDL, marker
 from memory_core.bench.sizes import Size
 from memory_core.ids import new_id
-from memory_core.ledger import GENESIS, canonical, event_hash
+from memory_core.ledger import GENESIS, event_hash
 from memory_core.progress import Progress
 
 SEED_KEY_PRINCIPAL = "key:benchseed0"
@@ -235,7 +236,7 @@ class Seeder:
                         scope,
                         principal,
                         actor,
-                        canonical(payload).decode(),
+                        json.dumps(payload),
                         moment,
                         prev_hash,
                         digest,
@@ -359,7 +360,7 @@ def seed(url: str, size: Size, stream=None) -> dict:
         conn.execute(MARKER_DDL)
         conn.execute(
             "INSERT INTO bench_seed (size, memories, ledger_events) VALUES (%s, %s, %s)",
-            [size.name, seeder.memories, seeder.events],
+            [marker(size.name), seeder.memories, seeder.events],
         )
     return {"memories": seeder.memories, "ledger_events": seeder.events}
 
