@@ -5,12 +5,11 @@ memberships and hands them to the pure resolver in `chain.py`.
 """
 
 import re
+from functools import cache
 
-from django.contrib.postgres.expressions import ArraySubquery
 from django.db import transaction
-from django.db.models import OuterRef, QuerySet
 
-from memory_core import audit, ledger
+from memory_core import audit, hotpath, ledger
 from memory_core.chain import resolve_chain
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.inputs import require, text_problem
@@ -26,18 +25,11 @@ def global_scope() -> Scope:
 
 
 def chain_of(actor: Actor) -> tuple[str, ...]:
+    # Read with the actor by actor_for_key; dropped by _set_memberships.
     tokens = getattr(actor, "membership_tokens", None)
     if tokens is None:
         tokens = actor.memberships.order_by("rank").values_list("scope__token", flat=True)
     return resolve_chain(actor.ref, list(tokens))
-
-
-def with_chain(actors: QuerySet) -> QuerySet:
-    """Actors with their membership tokens read in the same query (`membership_tokens`),
-    which chain_of then uses: the per-call lookup reads the actor and its chain at once.
-    _set_memberships drops them, so a changed chain is read afresh."""
-    tokens = Membership.objects.filter(actor=OuterRef("pk")).order_by("rank")
-    return actors.annotate(membership_tokens=ArraySubquery(tokens.values("scope__token")))
 
 
 def ancestors(scope: Scope) -> list[Scope]:
@@ -118,6 +110,33 @@ def _create_actor(ref: str, display_name: str, memberships: list[Scope]) -> Acto
     return actor
 
 
+def _actor_with_chain(ref: str) -> Actor | None:
+    """The actor, its scope and its membership tokens (for chain_of) in one prepared
+    statement: every API call looks its actor up."""
+    row = hotpath.fetch_one(_actor_sql(), [ref])
+    if row is None:
+        return None
+    width = hotpath.width(Actor)
+    actor = hotpath.instance(Actor, row[:width])
+    actor.scope = hotpath.instance(Scope, row[width:-1])
+    actor.membership_tokens = row[-1]
+    return actor
+
+
+@cache
+def _actor_sql() -> str:
+    return f"""
+        SELECT {hotpath.columns(Actor, "a")}, {hotpath.columns(Scope, "s")},
+               ARRAY(
+                   SELECT ms.token FROM memory_core_membership mb
+                   JOIN memory_core_scope ms ON ms.id = mb.scope_id
+                   WHERE mb.actor_id = a.id ORDER BY mb.rank
+               )
+        FROM memory_core_actor a JOIN memory_core_scope s ON s.id = a.scope_id
+        WHERE a.ref = %s
+    """
+
+
 def key_reaches(actor: Actor, reach: Scope) -> bool:
     """An API key acts for an actor whose chain contains its reach scope."""
     return reach.token in chain_of(actor)
@@ -130,7 +149,7 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     [actor:<ref>, <reach unless global>, global] (API.md, "Actors").
     """
     validate_ref(ref)
-    actor = with_chain(Actor.objects.select_related("scope")).filter(ref=ref).first()
+    actor = _actor_with_chain(ref)
     if actor is None and register:
         with transaction.atomic():
             # Two first calls for one new ref: the second waits here, then finds the

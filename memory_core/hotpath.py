@@ -42,6 +42,21 @@ def cursor():
         raw.close()
 
 
+def columns(model, alias: str) -> str:
+    """Every concrete column of `model`, in field order, qualified by `alias`."""
+    return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
+
+
+def width(model) -> int:
+    return len(model._meta.concrete_fields)
+
+
+def instance(model, values):
+    """A model instance from a row of columns(model, …), as the ORM would load it (only
+    for models whose fields need no conversion from the database value)."""
+    return model.from_db(connection.alias, None, values)
+
+
 def fetch_all(sql: str, params) -> list[tuple]:
     with cursor() as cur:
         cur.execute(sql, params)

@@ -8,49 +8,75 @@ websearch_to_tsquery, ts_rank_cd), then `trigram` (pg_trgm word similarity, whic
 catches a typo of one word inside a longer fact) when fts finds nothing, then `like`.
 """
 
-from django.db import connection, transaction
-
+from memory_core import hotpath
+from memory_core.facts import Record
 from memory_core.models.memories import TS_CONFIG
 
 # Lower than pg_trgm's default 0.6, so one mistyped word in a short query still matches.
 WORD_SIMILARITY_THRESHOLD = 0.4
 
-_CHAIN_ROWS = """
+# All three tiers in one statement over one materialised read of the chain. A tier runs
+# only when the ones before it found nothing (each later CTE is gated on an InitPlan that
+# asks whether the earlier ones returned a row), so the common case pays for fts alone.
+# The similarity threshold is a literal comparison rather than pg_trgm's `<%` and its
+# session setting, which cost a transaction and a round trip of their own.
+_TIERS = f"""
     WITH chain_rows AS MATERIALIZED (
-        SELECT m.key, m.text, m.search
-        FROM memory_core_memory m
-        WHERE m.scope_id IN (SELECT s.id FROM memory_core_scope s WHERE s.token = ANY(%(chain)s))
+        SELECT m.uid, s.token, m.key, m.text, m.author, m.pinned, m.created_at, m.expires_at,
+               m.search
+        FROM memory_core_scope s
+        JOIN memory_core_memory m ON m.scope_id = s.id
+        WHERE s.token = ANY(%(chain)s)
           AND m.retired_at IS NULL
           AND (m.expires_at IS NULL OR m.expires_at > now())
+    ), fts AS (
+        SELECT key, max(ts_rank_cd(search, query)) AS score
+        FROM chain_rows, websearch_to_tsquery('{TS_CONFIG}', %(q)s) AS query
+        WHERE search @@ query
+        GROUP BY key
+        ORDER BY score DESC, key
+        LIMIT %(limit)s
+    ), trigram AS (
+        SELECT key, max(similarity) AS score
+        FROM (
+            SELECT key, word_similarity(%(q)s, key || ' ' || text) AS similarity
+            FROM chain_rows
+            WHERE NOT EXISTS (SELECT 1 FROM fts)
+        ) AS scored
+        WHERE similarity >= {WORD_SIMILARITY_THRESHOLD}
+        GROUP BY key
+        ORDER BY score DESC, key
+        LIMIT %(limit)s
+    ), plain AS (
+        SELECT key
+        FROM chain_rows
+        WHERE NOT EXISTS (SELECT 1 FROM fts) AND NOT EXISTS (SELECT 1 FROM trigram)
+          AND (text ILIKE %(pattern)s ESCAPE '\\' OR key ILIKE %(pattern)s ESCAPE '\\')
+        GROUP BY key
+        ORDER BY key
+        LIMIT %(limit)s
+    ), ranked AS (
+        SELECT tier, key, row_number() OVER (ORDER BY score DESC, key) AS place
+        FROM (
+            SELECT 'fts' AS tier, key, score FROM fts
+            UNION ALL SELECT 'trigram', key, score FROM trigram
+            UNION ALL SELECT 'like', key, 0 FROM plain
+        ) AS found
     )
 """
-
-_TIERS = {
-    "fts": _CHAIN_ROWS
-    + f"""
-    SELECT key FROM chain_rows, websearch_to_tsquery('{TS_CONFIG}', %(q)s) AS query
-    WHERE search @@ query
-    GROUP BY key
-    ORDER BY max(ts_rank_cd(search, query)) DESC, key
-    LIMIT %(limit)s
-    """,
-    "trigram": _CHAIN_ROWS
+# The ranked keys alone.
+RANKED_KEYS = _TIERS + "SELECT tier, key FROM ranked ORDER BY place"
+# Every live row of the chain (the fields of a facts.Record) with its key's place and
+# tier when the key was found: a turn with a query, and a search, need both, and this
+# reads the chain once for the two.
+RANKED_CHAIN = (
+    _TIERS
     + """
-    SELECT key FROM chain_rows
-    WHERE %(q)s <%% (key || ' ' || text)
-    GROUP BY key
-    ORDER BY max(word_similarity(%(q)s, key || ' ' || text)) DESC, key
-    LIMIT %(limit)s
-    """,
-    "like": _CHAIN_ROWS
-    + """
-    SELECT key FROM chain_rows
-    WHERE text ILIKE %(pattern)s ESCAPE '\\' OR key ILIKE %(pattern)s ESCAPE '\\'
-    GROUP BY key
-    ORDER BY key
-    LIMIT %(limit)s
-    """,
-}
+    SELECT c.uid, c.token, c.key, c.text, c.author, c.pinned, c.created_at, c.expires_at,
+           r.place, r.tier
+    FROM chain_rows c LEFT JOIN ranked r ON r.key = c.key
+"""
+)
 
 
 def _like_pattern(query: str) -> str:
@@ -58,18 +84,23 @@ def _like_pattern(query: str) -> str:
     return f"%{escaped}%"
 
 
+def _params(chain, query: str, limit: int) -> dict:
+    return {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
+
+
 def rank_keys(chain, query: str, limit: int) -> tuple[list[str], str]:
     """The best `limit` keys of the chain for `query`, and the tier that found them."""
-    params = {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-            [str(WORD_SIMILARITY_THRESHOLD)],
-        )
-        tier = "like"
-        for tier, sql in _TIERS.items():
-            cursor.execute(sql, params)
-            keys = [row[0] for row in cursor.fetchall()]
-            if keys:
-                return keys, tier
-    return [], tier
+    rows = hotpath.fetch_all(RANKED_KEYS, _params(chain, query, limit))
+    if not rows:
+        return [], "like"
+    return [key for _, key in rows], rows[0][0]
+
+
+def ranked_chain(chain, query: str, limit: int) -> tuple[list[Record], list[str], str]:
+    """The chain's live rows, and the best `limit` keys among them with their tier."""
+    records, places, tier = [], {}, "like"
+    for *fields, place, found_in in hotpath.fetch_all(RANKED_CHAIN, _params(chain, query, limit)):
+        records.append(Record(*fields))
+        if place is not None:
+            places[fields[2]], tier = place, found_in
+    return records, sorted(places, key=places.__getitem__), tier

@@ -20,7 +20,7 @@ from memory_core.ids import digest_id
 from memory_core.inputs import host_id_problem, require, text_problem
 from memory_core.models import Actor, Digest, Memory
 from memory_core.precedence import resolve
-from memory_core.search import rank_keys
+from memory_core.search import ranked_chain
 from memory_core.selection import select
 from memory_core.shapes import ShapeRow, memory_shape, shape, to_record
 
@@ -64,9 +64,11 @@ def chain_records(chain) -> list[Record]:
     return [Record(*row) for row in hotpath.fetch_all(hotpath.CHAIN_RECORDS, [list(chain)])]
 
 
-def chain_entries(chain) -> list[Entry]:
+def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
     """Every key that applies to the chain, precedence-resolved, with its overrides."""
-    return resolve(chain_records(chain), chain, now=timezone.now())
+    if records is None:
+        records = chain_records(chain)
+    return resolve(records, chain, now=timezone.now())
 
 
 def shown_ids(entries) -> set[str]:
@@ -131,9 +133,13 @@ def compose(
     """The turn as it would be given now. With hold=True (inside resolve_turn's
     transaction) the memories it shows stay locked against forget until that commits."""
     chain = chain_of(actor)
-    entries = chain_entries(chain)
     limit = budget(max_memories)
-    relevant = rank_keys(chain, query, limit)[0] if query and entries else None
+    relevant = None
+    if query:
+        records, relevant, _ = ranked_chain(chain, query, limit)
+        entries = chain_entries(chain, records)
+    else:
+        entries = chain_entries(chain)
     selection = select(entries, chain, limit, relevant)
     wanted = shown_ids(selection.kept)
     rows = shape_rows(wanted, hold=hold) if wanted else {}
@@ -313,8 +319,8 @@ def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
         if limit < 1 or limit > 100:
             raise Invalid("limit must be between 1 and 100")
     chain = chain_of(actor)
-    keys, tier = rank_keys(chain, query, limit)
-    by_key = {e.key: e for e in chain_entries(chain)}
+    records, keys, tier = ranked_chain(chain, query, limit)
+    by_key = {e.key: e for e in chain_entries(chain, records)}
     chosen = [by_key[k] for k in keys if k in by_key]
     chosen += [e for e in by_key.values() if e.pinned and e.key not in set(keys)]
     items = entry_shapes(chosen)

@@ -57,9 +57,24 @@ def test_search_never_ranks_outside_the_chain(org, facts):
 
 
 def test_search_plan_materialises_the_chain_before_ranking(org, facts):
-    sql = search._TIERS["fts"]
+    sql = search.RANKED_KEYS
     params = {"chain": list(turns.chain_of(org.u1)), "q": "x", "limit": 5, "pattern": "%x%"}
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "CTE chain_rows" in plan
+
+
+def test_later_tiers_are_not_computed_when_full_text_finds_something(org, facts):
+    params = {
+        "chain": list(turns.chain_of(org.u1)),
+        "q": "distances",
+        "limit": 5,
+        "pattern": "%distances%",
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + search.RANKED_KEYS, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    trigram = plan[plan.index("CTE trigram") : plan.index("->  Append")]
+    # The similarity scan is gated on an InitPlan over fts, which found a row.
+    assert "never executed" in trigram

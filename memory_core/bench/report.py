@@ -62,7 +62,7 @@ def machine(pg_version: str, clients: int, workers: int) -> str:
     return (
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu}){memory}; "
         f"{pg_version}; Python {platform.python_version()}; gunicorn {workers} workers, "
-        f"{clients} HTTP clients{load}; shared machine"
+        f"{clients} HTTP clients{load}"
     )
 
 
