@@ -71,7 +71,15 @@ def _rank_of(entry: Entry, rank: dict[str, int]) -> int:
 
 
 def _narrowest_then_newest(entries: list[Entry], rank: dict[str, int]) -> list[Entry]:
-    ordered = sorted(entries, key=lambda e: e.key)  # makes equal timestamps deterministic
-    ordered.sort(key=lambda e: e.winner.created_at, reverse=True)
-    ordered.sort(key=lambda e: _rank_of(e, rank))
-    return ordered
+    # One sort on (scope rank, newest first, key): the key makes equal timestamps
+    # deterministic. A timestamp's float keeps microsecond order for any date this
+    # century, and one composite key is three times cheaper than three stable sorts.
+    widest = len(rank)
+    return sorted(
+        entries,
+        key=lambda e: (
+            rank.get(e.winner.scope, widest),
+            -e.winner.created_at.timestamp(),
+            e.winner.key,
+        ),
+    )

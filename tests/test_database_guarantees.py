@@ -1,5 +1,7 @@
 """What the database itself refuses, tried in raw SQL (the ORM is not the only client)."""
 
+import importlib
+
 import pytest
 from django.db import IntegrityError, InternalError, connection, transaction
 
@@ -148,3 +150,29 @@ def test_ledger_payloads_refuse_key_and_text_fields(memory, operator, org):
     with pytest.raises(ValueError, match="not allowed"):
         with transaction.atomic():
             ledger.append("x", org.acme, operator, {"key": "units"})
+
+
+def test_write_path_tables_carry_no_index_another_index_covers(db):
+    """Every index on digest, digestline, memory and the ledger costs each turn or remember
+    one more entry per row; those the composite indexes already cover are dropped."""
+    lean = importlib.import_module("memory_core.migrations.0006_lean_write_indexes")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = ANY(%s)",
+            [
+                [
+                    "memory_core_digest",
+                    "memory_core_digestline",
+                    "memory_core_memory",
+                    "memory_core_ledgerevent",
+                ]
+            ],
+        )
+        present = {row[0] for row in cursor.fetchall()}
+    assert not present & set(lean.DROPPED)
+    assert {
+        "digest_one_per_actor_run",
+        "digestline_digest_n_unique",
+        "memory_one_live_per_scope_key",
+        "memory_scope_recent_idx",
+    } <= present

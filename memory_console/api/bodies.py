@@ -18,5 +18,7 @@ from django.http import HttpResponse
 
 def sent_as_is(body: dict, status: int = 200) -> HttpResponse:
     return HttpResponse(
-        json.dumps(body, sort_keys=True), status=status, content_type="application/json; charset=utf-8"
+        json.dumps(body, sort_keys=True),
+        status=status,
+        content_type="application/json; charset=utf-8",
     )

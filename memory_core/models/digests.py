@@ -10,7 +10,11 @@ from memory_core.ids import digest_id
 
 class Digest(models.Model):
     uid = models.CharField(max_length=40, unique=True, default=digest_id, editable=False)
-    actor = models.ForeignKey("memory_core.Actor", on_delete=models.PROTECT, related_name="digests")
+    # No index of its own: digest_one_per_actor_run and digest_actor_recent_idx both lead
+    # with actor, and every turn pays for each index a digest row is entered in.
+    actor = models.ForeignKey(
+        "memory_core.Actor", on_delete=models.PROTECT, related_name="digests", db_index=False
+    )
     run_id = models.CharField(max_length=128)
     thread_ref = models.CharField(max_length=128, null=True, blank=True)
     query = models.TextField(null=True, blank=True)
@@ -44,7 +48,11 @@ class Digest(models.Model):
 
 
 class DigestLine(models.Model):
-    digest = models.ForeignKey(Digest, on_delete=models.CASCADE, related_name="lines")
+    # Indexed by digestline_digest_n_unique, which leads with digest; a turn writes ~25
+    # lines, so a second index on the column would cost every turn ~25 more entries.
+    digest = models.ForeignKey(
+        Digest, on_delete=models.CASCADE, related_name="lines", db_index=False
+    )
     n = models.PositiveSmallIntegerField()
     text = models.TextField()
     # The memory version this line shows. Nulled when that memory is forgotten; memory_uid

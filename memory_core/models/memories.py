@@ -45,8 +45,10 @@ class MemoryQuerySet(models.QuerySet):
 
 class Memory(models.Model):
     uid = models.CharField(max_length=40, unique=True, default=memory_id, editable=False)
+    # No index of its own: memory_one_live_per_scope_key (the chain read's index) and
+    # memory_scope_recent_idx both lead with scope.
     scope = models.ForeignKey(
-        "memory_core.Scope", on_delete=models.PROTECT, related_name="memories"
+        "memory_core.Scope", on_delete=models.PROTECT, related_name="memories", db_index=False
     )
     key = models.CharField(max_length=64)
     text = models.TextField()
