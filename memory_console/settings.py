@@ -104,6 +104,16 @@ DATABASES = {
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {
             **_extra,
+            # Django turns psycopg's prepared statements off (None). Its own queries run on
+            # client-side-binding cursors, which never prepare, so this enables them only
+            # for the per-turn statements of memory_core/hotpath.py, which ask for it.
+            "prepare_threshold": 5,
+            # Those statements look rows up by keys and id lists; a plan made for one chain
+            # suits every chain, and re-planning each call cost more than executing it.
+            # Only prepared statements are affected, so the ORM's queries are untouched.
+            "options": " ".join(
+                filter(None, [_extra.get("options"), "-c plan_cache_mode=force_generic_plan"])
+            ),
             "pool": {
                 "min_size": env_int("DB_POOL_MIN", 1, minimum=0),
                 "max_size": env_int("DB_POOL_MAX", 10, minimum=1),

@@ -24,6 +24,12 @@ class _PreparedBinaryCursor(ServerBindingCursor):
     def execute(self, query, params=None, **kwargs):
         return super().execute(query, params, prepare=True, binary=True)
 
+    def _send_query_prepared(self, name, pgq, *, binary=None):
+        super()._send_query_prepared(name, pgq, binary=binary)
+        # psycopg records the query it sent only for unprepared statements, and Django's
+        # query log (DEBUG, captured queries in tests) reads it from there.
+        self._query = pgq
+
 
 @contextmanager
 def cursor():

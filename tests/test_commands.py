@@ -1,5 +1,6 @@
 """The management commands scripts and operators depend on (DESIGN.md §5)."""
 
+import gc
 import io
 import json
 
@@ -414,4 +415,9 @@ def test_serve_application_loads_the_wsgi_app():
     app = ConsoleApplication(gunicorn_options("::1", 8011, 3))
     assert app.cfg.bind == ["[::1]:8011"] and app.cfg.workers == 3
     assert app.cfg.preload_app is True
-    assert app.wsgi() is application
+    try:
+        assert app.wsgi() is application
+        # Loaded before the fork, then out of the collector's reach (see load()).
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
