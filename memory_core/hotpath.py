@@ -113,6 +113,9 @@ SHAPE_ROWS = _SHAPE_ROWS
 # serialised (forget then scrubs the digest, or went first and the turn recomposes).
 SHAPE_ROWS_HELD = _SHAPE_ROWS + " FOR KEY SHARE OF m"
 
+# Lists go as binary parameters (%b): psycopg's text form of an array checks every element
+# for characters to quote.
+#
 # A turn's digest and its lines in one statement. ON CONFLICT: a digest for this
 # (actor, run_id) already exists (a repeat, or a concurrent first request that committed
 # first), so nothing is written and no id comes back; the caller returns the stored one.
@@ -121,13 +124,13 @@ INSERT_DIGEST = """
         INSERT INTO memory_core_digest
             (uid, actor_id, run_id, thread_ref, query, chain, block, entries, stats,
              pinned_omitted, created_at)
-        VALUES (%s, %s, %s, %s, %s, %s::varchar[], %s, %s, %s, %s, %s)
+        VALUES (%s, %s, %s, %s, %s, %b::varchar[], %s, %s, %s, %s, %s)
         ON CONFLICT ON CONSTRAINT digest_one_per_actor_run DO NOTHING
         RETURNING id
     ), line AS (
         INSERT INTO memory_core_digestline (digest_id, n, text, memory_id, memory_uid)
         SELECT digest.id, l.n, l.text, l.memory_id, l.memory_uid
-        FROM digest, unnest(%s::int[], %s::text[], %s::bigint[], %s::text[])
+        FROM digest, unnest(%b::int[], %b::text[], %b::bigint[], %b::text[])
             AS l(n, text, memory_id, memory_uid)
     )
     SELECT id FROM digest
@@ -137,5 +140,5 @@ INSERT_ACCESS = """
     INSERT INTO memory_core_accesslog
         (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
          count, detail)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s::varchar[], %s, %s)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %b::varchar[], %s, %s)
 """

@@ -33,7 +33,7 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     call_command("bench", size="tiny", out=out, database=dbname, requests=6, warmup=2)
 
     report = json.loads(out.read_text())
-    assert set(report) == {"size", "machine", "ops", "verify_ledger"}
+    assert set(report) == {"size", "machine", "ops", "verify_ledger", "throughput"}
     assert report["size"] == "tiny"
     assert isinstance(report["machine"], str) and report["machine"]
     expected = HTTP_OPS | IN_PROCESS_OPS | (PEER_OPS if peer.available() else set())
@@ -43,6 +43,10 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         assert op["n"] == 6, name
         assert 0 < op["p50_ms"] <= op["p95_ms"] <= op["p99_ms"], name
         assert op["rps"] > 0, name
+    throughput = report["throughput"]
+    assert set(throughput) == {"op", "clients", "workers"} | OP_FIELDS
+    assert throughput["op"] == "turn" and throughput["clients"] > throughput["workers"] == 2
+    assert throughput["n"] == 6 and throughput["rps"] > 0
     verify = report["verify_ledger"]
     assert set(verify) == {"events", "events_per_s"}
     assert verify["events"] > 400  # the seeded memories' events, and the bench's own

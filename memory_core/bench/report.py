@@ -93,8 +93,14 @@ def table(report: dict) -> str:
                 f"{o['p99_ms']:>10.2f}{o['rps']:>10.1f}"
             )
     v = report["verify_ledger"]
+    lines += [""]
+    t = report.get("throughput")
+    if t:
+        lines.append(
+            f"throughput: {t['rps']:.0f} turns/s with {t['workers']} workers "
+            f"({t['clients']} clients, p50 {t['p50_ms']:.2f} ms including queueing)"
+        )
     lines += [
-        "",
         f"verify_ledger: {v['events']} events, {v['events_per_s']:.0f} events/s",
         f"turn / floor_b (p50): {_ratio(ops, 'turn', 'floor_b')}",
         f"core_read / peer_read (p50): {_ratio(ops, 'core_read', 'peer_read')}",

@@ -71,6 +71,12 @@ def sample_actors(rng, count: int) -> list[dict]:
     return [{"id": a.id, "ref": a.ref, "chain": list(chain_of(a))} for a in actors]
 
 
+# Clients per worker for the throughput figure: enough that a worker always has the next
+# request waiting (with two, one per worker, a worker idles while its client reads the
+# answer and sends the next request).
+SATURATING_CLIENTS_PER_WORKER = 2
+
+
 def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
     from memory_core.bench import load, words
     from memory_core.bench.report import summary
@@ -126,6 +132,34 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
         ops[name] = summary(latencies, wall)
         _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
     return ops
+
+
+def saturated_turns(port, secret, actors, args, rng) -> dict:
+    """Turns per second the workers can serve: the same turns, driven by more clients than
+    there are workers, so that no worker waits for a request. The latency figures of
+    `turn` are taken with one client per worker; these include queueing and are not."""
+    from memory_core.bench import load
+    from memory_core.bench.report import summary
+
+    clients = SATURATING_CLIENTS_PER_WORKER * args.workers
+    total = args.warmup + args.requests
+    requests = [
+        (
+            "POST",
+            "/api/v1/turns",
+            {"actor": rng.choice(actors)["ref"], "run_id": f"bench-{uuid.uuid4().hex}"},
+            (200,),
+        )
+        for _ in range(total)
+    ]
+    api = {"Authorization": f"Bearer {secret}"}
+    latencies, wall = load.drive(
+        port, api, lambda i: requests[i], clients, args.warmup, args.requests
+    )
+    result = {"op": "turn", "clients": clients, "workers": args.workers}
+    result.update(summary(latencies, wall))
+    _say(f"  turn, {clients} clients: {result['rps']:.0f} rps")
+    return result
 
 
 def in_process_ops(url, actors, args, rng, peer_on: bool) -> dict:
@@ -237,13 +271,20 @@ def main(argv=None) -> int:
     log = Path(settings.BASE_DIR) / "var" / "bench" / f"server-{size.name}.log"
     with server.serving(url, args.workers, log) as port:
         ops = http_ops(port, secret, password, actors, tenants, size, args, rng)
+        throughput = saturated_turns(port, secret, actors, args, rng)
     connection.close()
     _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
     ops.update(in_process_ops(url, actors, args, rng, peer_on))
     _say("Verifying the ledger ...")
     verify = verify_timing()
 
-    result = {"size": size.name, "machine": machine, "ops": ops, "verify_ledger": verify}
+    result = {
+        "size": size.name,
+        "machine": machine,
+        "ops": ops,
+        "verify_ledger": verify,
+        "throughput": throughput,
+    }
     report.write(args.out, result)
     print(report.table(result))
     return 0
