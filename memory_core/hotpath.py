@@ -94,7 +94,7 @@ CHAIN_RECORDS = """
 
 # What the API shows of each memory (shapes.ShapeRow), by public id; the last column says
 # whether the conversation it was learned in is still stored (origin.resolves).
-_SHAPE_ROWS = """
+SHAPE_ROWS = """
     SELECT m.id, m.uid, m.key, m.text, s.token, m.pinned, m.tags, m.author, m.origin_user,
            oa.ref, m.origin_thread, m.origin_run, m.origin_tool_call, m.created_at, sup.uid,
            EXISTS (
@@ -107,33 +107,46 @@ _SHAPE_ROWS = """
     LEFT JOIN memory_core_memory sup ON sup.id = m.supersedes_id
     WHERE m.uid = ANY(%s)
 """
-SHAPE_ROWS = _SHAPE_ROWS
-# The same, holding each row until the caller's transaction ends: FOR KEY SHARE conflicts
-# only with forget's FOR UPDATE, so a turn's digest and a forget of a memory it shows are
-# serialised (forget then scrubs the digest, or went first and the turn recomposes).
-SHAPE_ROWS_HELD = _SHAPE_ROWS + " FOR KEY SHARE OF m"
 
+# A turn's whole write, as one statement (so one transaction, with no BEGIN or COMMIT
+# round trips of its own):
+# - `held` locks the memories the turn shows, FOR KEY SHARE, which conflicts only with
+#   forget's FOR UPDATE: a forget that comes later waits for this statement to commit and
+#   then scrubs the digest; one that committed first deleted a row, `held` comes up short,
+#   nothing is written, and the caller composes the turn again;
+# - the digest, unless this (actor, run_id) already has one (a repeat, or a concurrent
+#   first request that committed first): then nothing is written and the caller returns
+#   the stored one;
+# - its lines, and its access-log row, only with a new digest.
 # Lists go as binary parameters (%b): psycopg's text form of an array checks every element
 # for characters to quote.
-#
-# A turn's digest and its lines in one statement. ON CONFLICT: a digest for this
-# (actor, run_id) already exists (a repeat, or a concurrent first request that committed
-# first), so nothing is written and no id comes back; the caller returns the stored one.
-INSERT_DIGEST = """
-    WITH digest AS (
+STORE_TURN = """
+    WITH held AS (
+        SELECT m.id FROM memory_core_memory m WHERE m.uid = ANY(%(shown)b) FOR KEY SHARE
+    ), digest AS (
         INSERT INTO memory_core_digest
             (uid, actor_id, run_id, thread_ref, query, chain, block, entries, stats,
              pinned_omitted, created_at)
-        VALUES (%s, %s, %s, %s, %s, %b::varchar[], %s, %s, %s, %s, %s)
+        SELECT %(uid)s, %(actor_id)s, %(run_id)s, %(thread_ref)s, %(query)s,
+               %(chain)b::varchar[], %(block)s, %(entries)s, %(stats)s, %(pinned_omitted)s,
+               %(now)s
+        WHERE (SELECT count(*) FROM held) = cardinality(%(shown)b::text[])
         ON CONFLICT ON CONSTRAINT digest_one_per_actor_run DO NOTHING
         RETURNING id
     ), line AS (
         INSERT INTO memory_core_digestline (digest_id, n, text, memory_id, memory_uid)
         SELECT digest.id, l.n, l.text, l.memory_id, l.memory_uid
-        FROM digest, unnest(%b::int[], %b::text[], %b::bigint[], %b::text[])
-            AS l(n, text, memory_id, memory_uid)
+        FROM digest, unnest(%(n)b::int[], %(text)b::text[], %(memory_id)b::bigint[],
+                            %(memory_uid)b::text[]) AS l(n, text, memory_id, memory_uid)
+    ), access AS (
+        INSERT INTO memory_core_accesslog
+            (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
+             count, detail)
+        SELECT %(now)s, %(channel)s, %(principal)s, %(actor_ref)s, 'turn', 200, NULL,
+               %(memory_ids)b::varchar[], %(count)s, %(detail)s
+        FROM digest
     )
-    SELECT id FROM digest
+    SELECT (SELECT count(*) FROM held), (SELECT id FROM digest)
 """
 
 INSERT_ACCESS = """

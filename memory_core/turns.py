@@ -7,7 +7,6 @@ whatever changed since, so a resumed run rebuilds the identical prompt.
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -76,11 +75,9 @@ def shown_ids(entries) -> set[str]:
     return {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
 
 
-def shape_rows(uids, *, hold: bool = False) -> dict[str, ShapeRow]:
-    """What the API shows of these memories, by public id, in one query. With hold=True
-    the rows stay locked against forget until the caller's transaction ends."""
-    sql = hotpath.SHAPE_ROWS_HELD if hold else hotpath.SHAPE_ROWS
-    rows = hotpath.fetch_all(sql, [sorted(uids)])
+def shape_rows(uids) -> dict[str, ShapeRow]:
+    """What the API shows of these memories, by public id, in one query."""
+    rows = hotpath.fetch_all(hotpath.SHAPE_ROWS, [sorted(uids)])
     return {row[1]: ShapeRow(*row) for row in rows}
 
 
@@ -127,11 +124,8 @@ def budget(max_memories: int | None) -> int:
     return min(max_memories, settings.MEMORY_MAX_LINES)
 
 
-def compose(
-    actor: Actor, run_id: str, query: str | None, max_memories: int | None, *, hold=False
-) -> Turn:
-    """The turn as it would be given now. With hold=True (inside resolve_turn's
-    transaction) the memories it shows stay locked against forget until that commits."""
+def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | None) -> Turn:
+    """The turn as it would be given now."""
     chain = chain_of(actor)
     limit = budget(max_memories)
     relevant = None
@@ -142,7 +136,7 @@ def compose(
         entries = chain_entries(chain)
     selection = select(entries, chain, limit, relevant)
     wanted = shown_ids(selection.kept)
-    rows = shape_rows(wanted, hold=hold) if wanted else {}
+    rows = shape_rows(wanted) if wanted else {}
     if not wanted <= rows.keys():
         raise MemoryVanished  # forgotten between the two reads
     rendered = render(selection.kept, chain, selection.stats.partial)
@@ -186,31 +180,42 @@ def _from_digest(digest: Digest) -> Turn:
     )
 
 
-def _store(actor: Actor, turn: Turn, thread_id: str | None, query: str | None) -> bool:
-    """Store the digest and its lines (one statement); False when this (actor, run_id)
-    already has one, in which case nothing was written."""
+def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
+    """Store the digest, its lines and its access-log row in one statement (see
+    hotpath.STORE_TURN); False when this (actor, run_id) already has a digest, in which
+    case nothing was written. MemoryVanished when a shown memory was forgotten meanwhile."""
     lines = turn.lines
-    row = hotpath.fetch_one(
-        hotpath.INSERT_DIGEST,
-        [
-            digest_id(),
-            actor.pk,
-            turn.run_id,
-            thread_id,
-            query,
-            turn.scopes,
-            turn.block,
-            Jsonb(turn.entries),
-            Jsonb(turn.stats),
-            turn.stats["pinned_omitted"],
-            timezone.now(),
-            [ln["n"] for ln in lines],
-            [ln["text"] for ln in lines],
-            [turn.memory_pks.get(ln["memory_id"]) for ln in lines],
-            [ln["memory_id"] for ln in lines],
-        ],
+    now = timezone.now()
+    held, digest = hotpath.fetch_one(
+        hotpath.STORE_TURN,
+        {
+            "shown": sorted(turn.memory_pks),
+            "uid": digest_id(),
+            "actor_id": actor.pk,
+            "run_id": turn.run_id,
+            "thread_ref": thread_id,
+            "query": query,
+            "chain": turn.scopes,
+            "block": turn.block,
+            "entries": Jsonb(turn.entries),
+            "stats": Jsonb(turn.stats),
+            "pinned_omitted": turn.stats["pinned_omitted"],
+            "now": now,
+            "n": [ln["n"] for ln in lines],
+            "text": [ln["text"] for ln in lines],
+            "memory_id": [turn.memory_pks.get(ln["memory_id"]) for ln in lines],
+            "memory_uid": [ln["memory_id"] for ln in lines],
+            "channel": principal.channel,
+            "principal": principal.name,
+            "actor_ref": actor.ref,
+            "memory_ids": turn.memory_ids,
+            "count": len(turn.entries),
+            "detail": Jsonb(_read_detail(turn)),
+        },
     )
-    return row is not None
+    if held != len(turn.memory_pks):
+        raise MemoryVanished
+    return digest is not None
 
 
 def stored_digest(actor: Actor, run_id: str) -> Digest | None:
@@ -234,10 +239,12 @@ def resolve_turn(
     """The run's digest: composed and stored by the first request for (actor, run_id),
     returned unchanged to every later one.
 
-    The first request's digest, its lines and its access-log row commit together. There
-    is no look-up first: a repeat composes, finds the digest already stored (the insert
-    does nothing) and returns the stored one, which also settles two concurrent first
-    requests (the second waits on the unique index, then returns the first's).
+    The first request's digest, its lines and its access-log row are one statement, so
+    they commit together (and a forget of a memory they show either waits for them or is
+    seen, see hotpath.STORE_TURN). There is no look-up first: a repeat composes, finds
+    the digest already stored (the insert does nothing) and returns the stored one, which
+    also settles two concurrent first requests (the second waits on the unique index,
+    then returns the first's).
     """
     with audit.refusals_logged(principal, "turn", actor_ref=actor.ref):
         require(host_id_problem(run_id or "", "run_id"), host_id_problem(thread_id, "thread_id"))
@@ -245,11 +252,9 @@ def resolve_turn(
         budget(max_memories)
         for attempt in range(5):
             try:
-                with transaction.atomic():
-                    turn = compose(actor, run_id, query, max_memories, hold=True)
-                    if _store(actor, turn, thread_id, query):
-                        _log_read(principal, "turn", actor, turn)
-                        return turn
+                turn = compose(actor, run_id, query, max_memories)
+                if _store(actor, turn, thread_id, query, principal):
+                    return turn
                 break
             except MemoryVanished:
                 if attempt == 4:
@@ -273,6 +278,10 @@ def preview_turn(actor: Actor, *, principal, query: str | None = None) -> Turn:
     return turn
 
 
+def _read_detail(turn: Turn) -> dict:
+    return {"replayed": turn.replayed, "prompt_chars": turn.stats.get("prompt_chars", 0)}
+
+
 def _log_read(principal, action: str, actor: Actor, turn: Turn) -> None:
     audit.record(
         principal,
@@ -281,7 +290,7 @@ def _log_read(principal, action: str, actor: Actor, turn: Turn) -> None:
         actor_ref=actor.ref,
         memory_ids=turn.memory_ids,
         count=len(turn.entries),
-        detail={"replayed": turn.replayed, "prompt_chars": turn.stats.get("prompt_chars", 0)},
+        detail=_read_detail(turn),
     )
 
 

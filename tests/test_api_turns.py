@@ -231,12 +231,11 @@ def test_a_body_that_is_not_json_is_400(org, client):
 def test_a_turn_costs_a_handful_of_queries(
     org, client, worked_example, django_assert_max_num_queries
 ):
-    # A first turn: key 1, actor with its chain 1, chain rows 1, the shown rows (held FOR
-    # KEY SHARE so a concurrent forget waits for the digest) 1, digest and lines in one
-    # statement 1, access log 1, plus the savepoint pair the test's transaction adds.
-    # A replay composes too (there is no look-up first), finds the digest stored, then
-    # reads it and its lines: 10.
-    with django_assert_max_num_queries(8):
+    # A first turn: key 1, actor with its chain 1, chain rows 1, the shown rows 1, and one
+    # statement that holds the shown rows against forget and writes the digest, its lines
+    # and the access-log row. A replay composes too (there is no look-up first), finds the
+    # digest stored, then reads it and its lines and logs the read: 8.
+    with django_assert_max_num_queries(5):
         post_turn(client, org.acme_secret, {"actor": "u1", "run_id": "run_q"})
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(8):
         post_turn(client, org.acme_secret, {"actor": "u1", "run_id": "run_q"})

@@ -154,3 +154,31 @@ def test_an_actor_never_sees_another_actors_or_tenants_memories(org):
     assert count == 0
     found, _ = turns.search_memories(org.u1, "private", principal=org.acme_agent)
     assert found == []
+
+
+def test_a_memory_forgotten_between_read_and_write_is_not_stored_and_the_turn_recomposes(
+    org, operator, monkeypatch
+):
+    from memory_core import forgetting
+
+    units = writes.publish(org.acme, "units", "miles", principal=operator)
+    writes.publish(org.acme, "tone", "brief", principal=operator)
+    composed = []
+    real_compose = turns.compose
+
+    def compose_then_forget(*args, **kwargs):
+        turn = real_compose(*args, **kwargs)
+        if not composed:  # the forget commits after the read, before the write
+            forgetting.forget(units, principal=operator)
+        composed.append(turn)
+        return turn
+
+    monkeypatch.setattr(turns, "compose", compose_then_forget)
+    turn = turns.resolve_turn(org.u1, "run-vanish", principal=org.acme_agent)
+    assert len(composed) == 2
+    assert units.uid in composed[0].memory_ids and units.uid not in turn.memory_ids
+    digest = Digest.objects.get(actor=org.u1, run_id="run-vanish")
+    assert "miles" not in digest.block and "brief" in digest.block
+    assert digest.lines.count() == 1
+    logged = AccessLog.objects.filter(action="turn", actor_ref="u1")
+    assert [row.memory_ids for row in logged] == [turn.memory_ids]
