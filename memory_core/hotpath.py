@@ -18,8 +18,9 @@ from django.db.backends.postgresql.base import ServerBindingCursor
 
 class _PreparedBinaryCursor(ServerBindingCursor):
     """Server-side binding; each statement prepared on first use (per connection), rows
-    returned in binary (timestamps decoded in C). Django turns prepared statements off
-    by default for the sake of transaction-pooling proxies; these few are worth it."""
+    returned in binary (timestamps decoded in C). Django turns psycopg's prepared
+    statements off; settings.py turns them back on (only cursors like this one ever
+    prepare) and has PostgreSQL plan them once, generically."""
 
     def execute(self, query, params=None, **kwargs):
         return super().execute(query, params, prepare=True, binary=True)
