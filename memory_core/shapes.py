@@ -43,7 +43,16 @@ def resolving_threads(memories: Iterable[Memory]) -> set[tuple[int, str]]:
 
 
 def origin(memory: Memory, resolving: set[tuple[int, str]]) -> dict:
-    return _origin(shape_row(memory, resolving))
+    # From the origin fields alone: callers need not have loaded the scope or predecessor.
+    return _origin(
+        memory.author,
+        memory.origin_user,
+        memory.origin_actor.ref if memory.origin_actor_id else None,
+        memory.origin_thread,
+        memory.origin_run,
+        memory.origin_tool_call,
+        thread_stored=(memory.origin_actor_id, memory.origin_thread) in resolving,
+    )
 
 
 class ShapeRow(NamedTuple):
@@ -90,19 +99,28 @@ def shape_row(memory: Memory, resolving: set[tuple[int, str]]) -> ShapeRow:
     )
 
 
-def _origin(row: ShapeRow) -> dict:
-    if row.author == Author.HUMAN:
-        return {"user": row.origin_user, "resolves": True}
+def _origin(author, user, actor, thread, run, tool_call, *, thread_stored: bool) -> dict:
+    if author == Author.HUMAN:
+        return {"user": user, "resolves": True}
     return {
-        "actor": row.origin_actor,
-        "thread_id": row.origin_thread,
-        "run_id": row.origin_run,
-        "tool_call_id": row.origin_tool_call,
-        "resolves": not row.origin_thread or row.thread_stored,
+        "actor": actor,
+        "thread_id": thread,
+        "run_id": run,
+        "tool_call_id": tool_call,
+        "resolves": not thread or thread_stored,
     }
 
 
-def shape(row: ShapeRow, overrides: Sequence[ShapeRow] = ()) -> dict:
+class Beaten(NamedTuple):
+    """What an override shows of a wider value; a ShapeRow serves as one too."""
+
+    uid: str
+    scope: str
+    text: str
+    author: str
+
+
+def shape(row: ShapeRow, overrides: Sequence[Beaten | ShapeRow] = ()) -> dict:
     """The API shape of a memory; `overrides` are the wider values it beats."""
     return {
         "id": row.uid,
@@ -112,7 +130,15 @@ def shape(row: ShapeRow, overrides: Sequence[ShapeRow] = ()) -> dict:
         "pinned": row.pinned,
         "tags": list(row.tags),
         "author": row.author,
-        "origin": _origin(row),
+        "origin": _origin(
+            row.author,
+            row.origin_user,
+            row.origin_actor,
+            row.origin_thread,
+            row.origin_run,
+            row.origin_tool_call,
+            thread_stored=row.thread_stored,
+        ),
         "created_at": timestamp(row.created_at),
         "supersedes": row.supersedes,
         "overrides": [
@@ -126,4 +152,5 @@ def memory_shape(
 ) -> dict:
     if resolving is None:
         resolving = resolving_threads([memory])
-    return shape(shape_row(memory, resolving), [shape_row(m, resolving) for m in overrides])
+    beaten = [Beaten(m.uid, m.scope.token, m.text, m.author) for m in overrides]
+    return shape(shape_row(memory, resolving), beaten)
