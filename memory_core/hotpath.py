@@ -6,8 +6,9 @@ the text-format timestamp parser Django installs (a regular expression per value
 for a chain of ~500 rows cost more than the query). They still go through Django's
 connection, its transaction and its cursor wrapper, so `atomic()`, error translation
 (IntegrityError, OperationalError → 503) and query capture in tests behave as for any
-other query. The statements name their columns; tests/test_hotpath.py checks each one
-against the ORM query it replaces.
+other query. The statements name their columns; tests/test_hotpath.py holds each read to
+the ORM query it replaces, and the turn's write is tested through the API and the
+forget race (tests/test_api_turns.py, tests/test_turns.py).
 """
 
 from contextlib import contextmanager
