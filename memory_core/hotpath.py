@@ -85,14 +85,16 @@ def execute(sql: str, params) -> None:
 # The chain's live, unexpired rows (Memory.objects.live().in_chain(chain)), as the fields
 # of a facts.Record. memory_one_live_per_scope_key, the partial unique index on
 # (scope_id, key) WHERE retired_at IS NULL, serves it: one index scan per chain scope.
-CHAIN_RECORDS = """
-    SELECT m.uid, s.token, m.key, m.text, m.author, m.pinned, m.created_at, m.expires_at
+# search.py reads the same rows (with their tsvector) from the same two fragments.
+RECORD_COLUMNS = "m.uid, s.token, m.key, m.text, m.author, m.pinned, m.created_at, m.expires_at"
+LIVE_IN_CHAIN = """
     FROM memory_core_scope s
     JOIN memory_core_memory m ON m.scope_id = s.id
-    WHERE s.token = ANY(%s)
+    WHERE s.token = ANY(%(chain)s)
       AND m.retired_at IS NULL
       AND (m.expires_at IS NULL OR m.expires_at > now())
 """
+CHAIN_RECORDS = f"SELECT {RECORD_COLUMNS} {LIVE_IN_CHAIN}"
 
 # What the API shows of each memory (shapes.ShapeRow), by public id; the last column says
 # whether the conversation it was learned in is still stored (origin.resolves).

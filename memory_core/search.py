@@ -22,13 +22,7 @@ WORD_SIMILARITY_THRESHOLD = 0.4
 # session setting, which cost a transaction and a round trip of their own.
 _TIERS = f"""
     WITH chain_rows AS MATERIALIZED (
-        SELECT m.uid, s.token, m.key, m.text, m.author, m.pinned, m.created_at, m.expires_at,
-               m.search
-        FROM memory_core_scope s
-        JOIN memory_core_memory m ON m.scope_id = s.id
-        WHERE s.token = ANY(%(chain)s)
-          AND m.retired_at IS NULL
-          AND (m.expires_at IS NULL OR m.expires_at > now())
+        SELECT {hotpath.RECORD_COLUMNS}, m.search {hotpath.LIVE_IN_CHAIN}
     ), fts AS (
         SELECT key, max(ts_rank_cd(search, query)) AS score
         FROM chain_rows, websearch_to_tsquery('{TS_CONFIG}', %(q)s) AS query
@@ -64,8 +58,6 @@ _TIERS = f"""
         ) AS found
     )
 """
-# The ranked keys alone.
-RANKED_KEYS = _TIERS + "SELECT tier, key FROM ranked ORDER BY place"
 # Every live row of the chain (the fields of a facts.Record) with its key's place and
 # tier when the key was found: a turn with a query, and a search, need both, and this
 # reads the chain once for the two.
@@ -86,14 +78,6 @@ def _like_pattern(query: str) -> str:
 
 def _params(chain, query: str, limit: int) -> dict:
     return {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
-
-
-def rank_keys(chain, query: str, limit: int) -> tuple[list[str], str]:
-    """The best `limit` keys of the chain for `query`, and the tier that found them."""
-    rows = hotpath.fetch_all(RANKED_KEYS, _params(chain, query, limit))
-    if not rows:
-        return [], "like"
-    return [key for _, key in rows], rows[0][0]
 
 
 def ranked_chain(chain, query: str, limit: int) -> tuple[list[Record], list[str], str]:

@@ -60,7 +60,8 @@ def chain_records(chain) -> list[Record]:
     and stored tsvector) for each of a chain's several hundred rows cost far more than
     the query itself. Only the few rows a turn shows are read again, as ShapeRows.
     """
-    return [Record(*row) for row in hotpath.fetch_all(hotpath.CHAIN_RECORDS, [list(chain)])]
+    rows = hotpath.fetch_all(hotpath.CHAIN_RECORDS, {"chain": list(chain)})
+    return [Record(*row) for row in rows]
 
 
 def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
@@ -331,7 +332,8 @@ def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
     records, keys, tier = ranked_chain(chain, query, limit)
     by_key = {e.key: e for e in chain_entries(chain, records)}
     chosen = [by_key[k] for k in keys if k in by_key]
-    chosen += [e for e in by_key.values() if e.pinned and e.key not in set(keys)]
+    ranked = set(keys)
+    chosen += [e for e in by_key.values() if e.pinned and e.key not in ranked]
     items = entry_shapes(chosen)
     audit.record(
         principal,

@@ -6,6 +6,12 @@ from django.db import connection
 from memory_core import curation, search, turns, writes
 
 
+def rank_keys(chain, query, limit):
+    """The ranked keys and their tier (the chain's records ranked_chain also returns aside)."""
+    _, keys, tier = search.ranked_chain(chain, query, limit)
+    return keys, tier
+
+
 @pytest.fixture
 def facts(org, operator):
     writes.publish(org.acme, "units", "report distances in kilometres", principal=operator)
@@ -22,21 +28,21 @@ def facts(org, operator):
 
 
 def test_full_text_tier_ranks_keys_in_the_chain(org, facts):
-    keys, tier = search.rank_keys(turns.chain_of(org.u1), "distances", 5)
+    keys, tier = rank_keys(turns.chain_of(org.u1), "distances", 5)
     assert (keys, tier) == (["units"], "fts")
 
 
 def test_trigram_tier_catches_a_typo_inside_a_longer_fact(org, facts):
-    keys, tier = search.rank_keys(turns.chain_of(org.u1), "kilometers", 5)
+    keys, tier = rank_keys(turns.chain_of(org.u1), "kilometers", 5)
     assert tier == "trigram" and keys == ["units"]
 
 
 def test_like_tier_is_the_last_resort_and_escapes_wildcards(org, facts, operator):
     writes.publish(org.acme, "discount", "staff pay 50% of list", principal=operator)
     # Neither a word nor a trigram: only a literal substring match can find it.
-    keys, tier = search.rank_keys(turns.chain_of(org.u1), "%", 5)
+    keys, tier = rank_keys(turns.chain_of(org.u1), "%", 5)
     assert tier == "like" and keys == ["discount"]
-    assert search.rank_keys(turns.chain_of(org.u1), "_", 5) == ([], "like")
+    assert rank_keys(turns.chain_of(org.u1), "_", 5) == ([], "like")
 
 
 def test_search_returns_the_resolved_entry_with_overrides_plus_pinned_keys(org, facts):
@@ -57,7 +63,7 @@ def test_search_never_ranks_outside_the_chain(org, facts):
 
 
 def test_search_plan_materialises_the_chain_before_ranking(org, facts):
-    sql = search.RANKED_KEYS
+    sql = search.RANKED_CHAIN
     params = {"chain": list(turns.chain_of(org.u1)), "q": "x", "limit": 5, "pattern": "%x%"}
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN " + sql, params)
@@ -73,7 +79,7 @@ def test_later_tiers_are_not_computed_when_full_text_finds_something(org, facts)
         "pattern": "%distances%",
     }
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + search.RANKED_KEYS, params)
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + search.RANKED_CHAIN, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     trigram = plan[plan.index("CTE trigram") : plan.index("->  Append")]
     # The similarity scan is gated on an InitPlan over fts, which found a row.

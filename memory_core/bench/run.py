@@ -77,6 +77,12 @@ def sample_actors(rng, count: int) -> list[dict]:
 SATURATING_CLIENTS_PER_WORKER = 2
 
 
+def turn_request(rng, actors) -> tuple:
+    """A first turn of a new run for a random sampled actor."""
+    body = {"actor": rng.choice(actors)["ref"], "run_id": f"bench-{uuid.uuid4().hex}"}
+    return ("POST", "/api/v1/turns", body, (200,))
+
+
 def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
     from memory_core.bench import load, words
     from memory_core.bench.report import summary
@@ -89,12 +95,7 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
         return rng.choice(actors)["ref"]
 
     plans = {
-        "turn": lambda: (
-            "POST",
-            "/api/v1/turns",
-            {"actor": pick(), "run_id": f"bench-{uuid.uuid4().hex}"},
-            (200,),
-        ),
+        "turn": lambda: turn_request(rng, actors),
         "turn_query": lambda: (
             "POST",
             "/api/v1/turns",
@@ -143,15 +144,7 @@ def saturated_turns(port, secret, actors, args, rng) -> dict:
 
     clients = SATURATING_CLIENTS_PER_WORKER * args.workers
     total = args.warmup + args.requests
-    requests = [
-        (
-            "POST",
-            "/api/v1/turns",
-            {"actor": rng.choice(actors)["ref"], "run_id": f"bench-{uuid.uuid4().hex}"},
-            (200,),
-        )
-        for _ in range(total)
-    ]
+    requests = [turn_request(rng, actors) for _ in range(total)]
     api = {"Authorization": f"Bearer {secret}"}
     latencies, wall = load.drive(
         port, api, lambda i: requests[i], clients, args.warmup, args.requests
