@@ -1,9 +1,11 @@
-"""Two small guards in front of every view: the Content-Security-Policy header, and a
-refusal of request bodies too large to be anything this server takes.
+"""Small guards in front of every view: the Content-Security-Policy header, a refusal of
+request bodies too large to be anything this server takes, and JSON errors under /api/.
 
-Both answer in the shape of the part of the site asked: `{"detail": ...}` JSON under
+Each answers in the shape of the part of the site asked: `{"detail": ...}` JSON under
 /api/, a plain page elsewhere.
 """
+
+import json
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -62,6 +64,37 @@ class RequestSizeLimitMiddleware:
         if isinstance(exception, RequestDataTooBig):
             return _too_large(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
         return None
+
+
+class ApiErrorsAsJsonMiddleware:
+    """Under /api/ every error is `{"detail": ...}`, whoever produced it.
+
+    The API's own refusals are JSON already. The rest come from Django and are pages: the
+    CSRF failure page, the 404 of an unrouted path, the 400 of a bad Host header (raised
+    in any middleware), the 500 of an unhandled exception, and the empty 405 a Ninja
+    route or the docs answer to a method they do not take. Rather than one hook per source
+    (handler400/403/404/500, CSRF_FAILURE_VIEW, Ninja's 405), this rewrites any error
+    under /api/ that is not JSON into `{"detail": <reason phrase>}` in place: the status
+    and every header (Allow on a 405, the security headers) stay as they were. First in
+    MIDDLEWARE, so it also sees what the other middleware answered or raised.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            response.status_code >= 400
+            and request.path.startswith(API_PREFIX)
+            and not response.get("Content-Type", "").startswith("application/json")
+            and not response.streaming
+        ):
+            response.content = json.dumps({"detail": response.reason_phrase})
+            response["Content-Type"] = "application/json"
+            if response.has_header("Content-Length"):
+                response["Content-Length"] = str(len(response.content))
+        return response
 
 
 class ContentSecurityPolicyMiddleware:

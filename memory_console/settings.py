@@ -58,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: under /api/, whatever error any layer below answers or raises is JSON.
+    "memory_console.middleware.ApiErrorsAsJsonMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Both answer before anything reads the body or renders a page (memory_console/middleware.py).
     "memory_console.middleware.ContentSecurityPolicyMiddleware",
@@ -88,6 +90,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # Link helpers (console/links.py) and chips, on every page without a {% load %}.
+            "builtins": ["memory_console.templatetags.console"],
         },
     }
 ]

@@ -1,14 +1,17 @@
 """URLs: the agent API under /api/v1/ (OpenAPI at /api/v1/openapi.json, docs at
-/api/v1/docs, health at /api/v1/health). The console is served at /."""
+/api/v1/docs, health at /api/v1/health); everything else under /api/ is the API's JSON
+404. The console is served at /."""
 
 from django.urls import include, path, re_path
 
 from memory_console.api import api, unknown_path
 
 urlpatterns = [
+    # The API's root names no operation (Ninja's own root view is there for reverse()).
+    path("api/v1/", unknown_path),
     path("api/v1/", api.urls),
-    # Last among the API's routes: an unmatched /api/v1/… path is a JSON 404, not HTML.
-    re_path(r"^api/v1/", unknown_path),
+    # Last among the API's routes: an unmatched /api/… path is a JSON 404, not HTML.
+    re_path(r"^api/", unknown_path),
     # The console (CONSOLE.md, "Addresses").
     path("", include("memory_console.console.urls")),
 ]

@@ -4,7 +4,6 @@
 memberships and hands them to the pure resolver in `chain.py`.
 """
 
-import re
 from functools import cache
 
 from django.db import transaction
@@ -15,9 +14,17 @@ from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.inputs import require, text_problem
 from memory_core.locks import advisory_xact_lock
 from memory_core.models import Actor, Membership, Scope
-from memory_core.scopes import GLOBAL, ID_PATTERN, actor_scope, is_valid_scope
-
-_REF_RE = re.compile(ID_PATTERN)
+from memory_core.names import (
+    ForeignName,
+    is_valid_ref,
+    membership_problem,
+    placement_problem,
+    qualify_ref,
+    qualify_scope,
+    ref_tenant,
+    tenant_of,
+)
+from memory_core.scopes import GLOBAL, actor_scope, is_valid_scope
 
 
 def global_scope() -> Scope:
@@ -63,9 +70,21 @@ def stream_for(parent: Scope | None, token: str) -> str:
 
 
 def ensure_scope(token: str, parent: Scope, label: str = "", *, principal) -> tuple[Scope, bool]:
-    """The scope `token`, created under `parent` (and ledgered) when it does not exist."""
+    """The scope `token`, created under `parent` (and ledgered) when it does not exist.
+
+    A scope named inside tenant T that would be created under `global` goes under
+    `tenant:T` instead (created too when missing); any other placement across tenants is
+    refused (names.placement_problem).
+    """
     if not is_valid_scope(token) or token.startswith("actor:"):
         raise Invalid(f"not a scope token: {token!r} (expected kind:id, e.g. team:ops)")
+    tenant = tenant_of(token)
+    if parent.token == GLOBAL and tenant is not None and token != f"tenant:{tenant}":
+        parent, _ = ensure_scope(f"tenant:{tenant}", parent, principal=principal)
+    existing = Scope.objects.filter(token=token).first()
+    if existing is not None:
+        return existing, False
+    require(placement_problem(token, parent.token))
     with transaction.atomic():
         scope, created = Scope.objects.get_or_create(
             token=token,
@@ -77,11 +96,42 @@ def ensure_scope(token: str, parent: Scope, label: str = "", *, principal) -> tu
 
 
 def validate_ref(ref: str) -> None:
-    if not isinstance(ref, str) or not _REF_RE.fullmatch(ref):
+    if not is_valid_ref(ref):
         raise Invalid(
             "actor ref must be 1-128 characters of letters, digits and . _ @ -, "
-            "starting with a letter or digit"
+            "starting with a letter or digit, optionally qualified by its tenant (acme/u1)"
         )
+
+
+def stored_ref(ref: str, reach: Scope) -> str:
+    """The stored (tenant-qualified) ref for `ref` as a key with this reach names it.
+
+    A ref qualified with another tenant is a 404 decided from its spelling alone, so the
+    answer never depends on whether that tenant has such an actor (names.qualify_ref)."""
+    validate_ref(ref)
+    try:
+        return qualify_ref(ref, tenant_of(reach.token))
+    except ForeignName:
+        raise NotFound(f"actor {ref!r} not found", reason="reach") from None
+
+
+def _loggable(ref) -> str | None:
+    return ref if is_valid_ref(ref) else None
+
+
+def _registration_memberships(ref: str, reach: Scope, principal) -> list[Scope] | None:
+    """[reach] for a tenant's key; for a global key, [] (or [tenant:T] for a ref named
+    inside tenant T, which is where its scope must hang). None when a key bound to one
+    actor names another: that key registers nobody."""
+    if reach.token.startswith("actor:"):
+        return None
+    if reach.token != GLOBAL:
+        return [reach]
+    tenant = ref_tenant(ref)
+    if tenant is None:
+        return []
+    scope, _ = ensure_scope(f"tenant:{tenant}", reach, principal=principal)
+    return [scope]
 
 
 def _set_memberships(actor: Actor, scopes: list[Scope]) -> None:
@@ -148,7 +198,10 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     With register=True an actor seen for the first time is created with the chain
     [actor:<ref>, <reach unless global>, global] (API.md, "Actors").
     """
-    validate_ref(ref)
+    named = ref
+    # A malformed ref is not copied into the log (it may not even fit its column).
+    with audit.refusals_logged(principal, "actor.lookup", actor_ref=_loggable(named)):
+        ref = stored_ref(ref, api_key.reach)
     actor = _actor_with_chain(ref)
     if actor is None and register:
         with transaction.atomic():
@@ -156,8 +209,10 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
             # first's actor (select_for_update locks no row that does not exist yet).
             advisory_xact_lock("actor", ref)
             actor = Actor.objects.select_related("scope").filter(ref=ref).first()
+            memberships = None
             if actor is None:
-                memberships = [] if api_key.reach.token == GLOBAL else [api_key.reach]
+                memberships = _registration_memberships(ref, api_key.reach, principal)
+            if memberships is not None:
                 actor = _create_actor(ref, "", memberships)
                 ledger.append(
                     "actor.registered",
@@ -168,12 +223,12 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
                 )
                 return actor
     if actor is None:
-        raise NotFound(f"actor {ref!r} not found")
-    # Also for an actor another key registered a moment ago: it may be another tenant's.
+        raise NotFound(f"actor {named!r} not found")
+    # Also for an actor another key registered a moment ago: it may lie outside this reach.
     if key_reaches(actor, api_key.reach):
         return actor
     audit.record(principal, "actor.lookup", 404, actor_ref=ref, detail={"reason": "reach"})
-    raise NotFound(f"actor {ref!r} not found")
+    raise NotFound(f"actor {named!r} not found")
 
 
 def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, principal) -> Actor:
@@ -183,19 +238,26 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     child of the key's reach. Every scope must lie inside the reach (else 403); the reach
     is added if missing.
     """
-    validate_ref(ref)
-    require(text_problem(display_name, "display_name", 200))
+    named = ref
     reach = api_key.reach
+    with audit.refusals_logged(principal, "actor.put", actor_ref=_loggable(named)):
+        ref = stored_ref(ref, reach)
+    require(text_problem(display_name, "display_name", 200))
     with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
+        tokens = _clean_membership_tokens(scopes, tenant_of(reach.token))
+        require(membership_problem(ref, tokens))
         with transaction.atomic():
             advisory_xact_lock("actor", ref)
             existing = Actor.objects.select_for_update().filter(ref=ref).first()
             if existing is not None and not key_reaches(existing, reach):
-                raise NotFound(f"actor {ref!r} not found")
-            tokens = _clean_membership_tokens(scopes)
+                raise NotFound(f"actor {named!r} not found")
+            if reach.token.startswith("actor:") and reach.token != actor_scope(ref):
+                raise NotFound(f"actor {named!r} not found")
             resolved = _resolve_membership_scopes(tokens, reach, principal)
             if reach.token != GLOBAL and reach not in resolved:
                 resolved.append(reach)
+            if not resolved and ref_tenant(ref) is not None:
+                resolved = _registration_memberships(ref, reach, principal)
             if existing is None:
                 actor = _create_actor(ref, display_name or "", resolved)
                 kind = "actor.registered"
@@ -211,13 +273,20 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     return actor
 
 
-def _clean_membership_tokens(scopes: list[str]) -> list[str]:
+def _clean_membership_tokens(scopes: list[str], tenant: str | None) -> list[str]:
+    """The memberships as stored tokens, named relative to the key's tenant. Another
+    tenant's token is a 403 from its spelling alone, before any look-up, so it reveals
+    nothing about that tenant's scopes and cannot be created under this one."""
     tokens = []
     for token in scopes:
         if not is_valid_scope(token):
             raise Invalid(f"not a scope token: {token!r} (expected kind:id, e.g. team:ops)")
         if token.startswith("actor:") or token == GLOBAL:
             raise Invalid(f"scopes lists memberships only, without actor:… and global: {token!r}")
+        try:
+            token = qualify_scope(token, tenant)
+        except ForeignName:
+            raise Forbidden(f"scope {token!r} lies outside this key's reach") from None
         if token in tokens:
             raise Invalid(f"scope {token!r} is listed twice")
         tokens.append(token)

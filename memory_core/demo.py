@@ -27,31 +27,31 @@ TENANTS = {
     "tenant:acme": (
         "Acme Corp",
         {
-            "team:acme-finance": "Acme Finance",
-            "team:acme-ops": "Acme Operations",
-            "team:acme-sales": "Acme Sales",
+            "team:acme/finance": "Acme Finance",
+            "team:acme/ops": "Acme Operations",
+            "team:acme/sales": "Acme Sales",
         },
     ),
     "tenant:globex": (
         "Globex",
-        {"team:globex-research": "Globex Research", "team:globex-support": "Globex Support"},
+        {"team:globex/research": "Globex Research", "team:globex/support": "Globex Support"},
     ),
 }
 
 # ref, display name, memberships narrowest first.
 ACTORS = [
-    ("u1", "Uma Patel", ["team:acme-finance", "tenant:acme"]),
-    ("u2", "Ben Okafor", ["team:acme-finance", "tenant:acme"]),
-    ("u3", "Carla Mendes", ["team:acme-ops", "tenant:acme"]),
-    ("u4", "Dev Sharma", ["team:acme-ops", "tenant:acme"]),
-    ("u5", "Erin Walsh", ["team:acme-sales", "tenant:acme"]),
-    ("u6", "Farid Haddad", ["team:acme-sales", "team:acme-finance", "tenant:acme"]),
+    ("u1", "Uma Patel", ["team:acme/finance", "tenant:acme"]),
+    ("u2", "Ben Okafor", ["team:acme/finance", "tenant:acme"]),
+    ("u3", "Carla Mendes", ["team:acme/ops", "tenant:acme"]),
+    ("u4", "Dev Sharma", ["team:acme/ops", "tenant:acme"]),
+    ("u5", "Erin Walsh", ["team:acme/sales", "tenant:acme"]),
+    ("u6", "Farid Haddad", ["team:acme/sales", "team:acme/finance", "tenant:acme"]),
     ("u7", "Grace Lin", ["tenant:acme"]),
-    ("g1", "Hana Novak", ["team:globex-research", "tenant:globex"]),
-    ("g2", "Ivo Petrov", ["team:globex-research", "tenant:globex"]),
-    ("g3", "Jana Müller", ["team:globex-support", "tenant:globex"]),
-    ("g4", "Kofi Mensah", ["team:globex-support", "tenant:globex"]),
-    ("g5", "Lea Rossi", ["team:globex-support", "team:globex-research", "tenant:globex"]),
+    ("g1", "Hana Novak", ["team:globex/research", "tenant:globex"]),
+    ("g2", "Ivo Petrov", ["team:globex/research", "tenant:globex"]),
+    ("g3", "Jana Müller", ["team:globex/support", "tenant:globex"]),
+    ("g4", "Kofi Mensah", ["team:globex/support", "tenant:globex"]),
+    ("g5", "Lea Rossi", ["team:globex/support", "team:globex/research", "tenant:globex"]),
 ]
 
 # scope, key, text, pinned, tags, who publishes it ("admin": the superuser).
@@ -79,7 +79,7 @@ POLICIES = [
         "alice",
     ),
     (
-        "team:acme-finance",
+        "team:acme/finance",
         "approvals",
         "expenses above $5,000 need a second approver",
         True,
@@ -87,7 +87,7 @@ POLICIES = [
         "alice",
     ),
     (
-        "team:acme-finance",
+        "team:acme/finance",
         "close-calendar",
         "month-end close runs on the third business day",
         False,
@@ -95,7 +95,7 @@ POLICIES = [
         "alice",
     ),
     (
-        "team:acme-ops",
+        "team:acme/ops",
         "units",
         "report distances in miles; the fleet's odometers are imperial",
         False,
@@ -103,7 +103,7 @@ POLICIES = [
         "alice",
     ),
     (
-        "team:acme-ops",
+        "team:acme/ops",
         "maintenance-window",
         "maintenance windows are Sundays 02:00-04:00 UTC",
         False,
@@ -111,7 +111,7 @@ POLICIES = [
         "alice",
     ),
     (
-        "team:acme-sales",
+        "team:acme/sales",
         "discounts",
         "discounts above 15% need a sales director's sign-off",
         False,
@@ -129,7 +129,7 @@ POLICIES = [
         "admin",
     ),
     (
-        "team:globex-research",
+        "team:globex/research",
         "citations",
         "cite the internal wiki page for every figure you quote",
         False,
@@ -137,7 +137,7 @@ POLICIES = [
         "admin",
     ),
     (
-        "team:globex-support",
+        "team:globex/support",
         "first-response",
         "answer new tickets within 4 business hours",
         True,
@@ -609,18 +609,18 @@ class _Loader:
 
         # An agent's conclusion that holds for the whole team, republished there by a
         # person; the actor's own copy is retired as promoted.
-        rotation = live.get(scope__token="actor:u3", key="on-call-rotation")
+        rotation = live.get(scope__token="actor:acme/u3", key="on-call-rotation")
         writes.promote(
             rotation,
-            Scope.objects.get(token="team:acme-ops"),
+            Scope.objects.get(token="team:acme/ops"),
             principal=alice,
             retire_original=True,
         )
         # ... and one republished for a team while the actor keeps its own note.
-        datasets = live.get(scope__token="actor:g2", key="dataset-location")
-        writes.promote(datasets, Scope.objects.get(token="team:globex-research"), principal=admin)
+        datasets = live.get(scope__token="actor:globex/g2", key="dataset-location")
+        writes.promote(datasets, Scope.objects.get(token="team:globex/research"), principal=admin)
 
-        vpn = live.get(scope__token="actor:u4", key="vpn-access")
+        vpn = live.get(scope__token="actor:acme/u4", key="vpn-access")
         curation.invalidate(vpn, "resolved: IT reset the token on Tuesday", principal=alice)
         self.progress.advance()
 

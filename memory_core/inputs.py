@@ -16,6 +16,11 @@ HOST_ID_MAX = 128
 _BIDI = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 
 
+# U+2028/U+2029 are not Cc, but they end a line for most readers (and str.splitlines), so
+# an id holding one would break any one-line-per-id listing or log.
+_LINE_SEPARATORS = frozenset("\u2028\u2029")
+
+
 def _bad_char(value: str, *, allow_layout: bool, allow_bidi: bool = True) -> str | None:
     for ch in value:
         category = unicodedata.category(ch)
@@ -23,9 +28,17 @@ def _bad_char(value: str, *, allow_layout: bool, allow_bidi: bool = True) -> str
             return f"U+{ord(ch):04X}"
         if category == "Cc" and not (allow_layout and ch in "\n\r\t"):
             return f"U+{ord(ch):04X}"
+        if not allow_layout and ch in _LINE_SEPARATORS:
+            return f"U+{ord(ch):04X}"
         if not allow_bidi and ch in _BIDI:
             return f"U+{ord(ch):04X}"
     return None
+
+
+def bad_host_id_char(value: str) -> str | None:
+    """The first character an id must not hold (`U+2028`), or None: control characters,
+    line and paragraph separators, bidirectional formatting."""
+    return _bad_char(value, allow_layout=False, allow_bidi=False)
 
 
 def host_id_problem(value: str | None, name: str) -> str | None:
@@ -34,9 +47,12 @@ def host_id_problem(value: str | None, name: str) -> str | None:
         return None
     if not value or len(value) > HOST_ID_MAX:
         return f"{name} must be 1-{HOST_ID_MAX} characters"
-    bad = _bad_char(value, allow_layout=False, allow_bidi=False)
+    bad = bad_host_id_char(value)
     if bad:
-        return f"{name} contains a control or bidirectional formatting character ({bad})"
+        return (
+            f"{name} contains a control, line-separator or bidirectional formatting "
+            f"character ({bad})"
+        )
     return None
 
 

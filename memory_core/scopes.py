@@ -16,11 +16,22 @@ import re
 import unicodedata
 
 GLOBAL = "global"
+TENANT_KIND = "tenant"
 KIND_PATTERN = r"[a-z][a-z0-9_-]{0,31}"
-ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}"
+# One name: a tenant's, a team's, or an actor's ref inside its namespace.
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}"
+# A ref as stored and as a global-reach key names it: `acme/u1` inside tenant acme, or a
+# bare `u1` for an actor outside every tenant (names are per tenant, DESIGN.md §2).
+REF_PATTERN = rf"(?:{NAME_PATTERN}/)?{NAME_PATTERN}"
+REF_RE = re.compile(rf"^{REF_PATTERN}$")
+REF_MAX_CHARS = 257
 # `global` is not also a kind: `global:x` would report kind "global" and be mistaken for
-# the root scope by anything that branches on scope_kind.
-SCOPE_RE = re.compile(rf"^(?:global|(?!global:){KIND_PATTERN}:{ID_PATTERN})$")
+# the root scope by anything that branches on scope_kind. A tenant is one name (it is the
+# namespace); everything else may be qualified by its tenant: `team:acme/ops`.
+SCOPE_RE = re.compile(
+    rf"^(?:global|tenant:{NAME_PATTERN}|(?!global:|tenant:){KIND_PATTERN}:{REF_PATTERN})$"
+)
+SCOPE_MAX_CHARS = 290
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 KEY_MAX_CHARS = 64
 

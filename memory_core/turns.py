@@ -120,8 +120,9 @@ def budget(max_memories: int | None) -> int:
     """max_memories may lower MEMORY_MAX_LINES, never raise it."""
     if max_memories is None:
         return settings.MEMORY_MAX_LINES
-    if max_memories < 0:
-        raise Invalid("max_memories must be 0 or more")
+    # 0 would leave out every pinned memory (and raise the dashboard's alert for each).
+    if max_memories < 1:
+        raise Invalid("max_memories must be 1 or more")
     return min(max_memories, settings.MEMORY_MAX_LINES)
 
 

@@ -57,17 +57,18 @@ def operator():
 
 @pytest.fixture
 def org(db, operator):
-    """tenant:acme (team:ops under it) with actors u1 and u2; tenant:globex with actor x9."""
+    """tenant:acme (team:acme/ops under it) with actors acme/u1 and acme/u2; tenant:globex
+    with actor globex/x9. Names are per tenant: acme's key calls them `u1`, `u2`, `team:ops`."""
     root = actors.global_scope()
     acme, _ = actors.ensure_scope("tenant:acme", root, "Acme", principal=operator)
-    ops, _ = actors.ensure_scope("team:ops", acme, "Ops", principal=operator)
+    ops, _ = actors.ensure_scope("team:acme/ops", acme, "Ops", principal=operator)
     globex, _ = actors.ensure_scope("tenant:globex", root, "Globex", principal=operator)
     acme_key, acme_secret = keys.create_api_key("acme host", acme, principal=operator)
     globex_key, globex_secret = keys.create_api_key("globex host", globex, principal=operator)
     global_key, global_secret = keys.create_api_key("platform", root, principal=operator)
     acme_agent = Principal.for_api_key(acme_key)
     globex_agent = Principal.for_api_key(globex_key)
-    u1 = actors.put_actor("u1", "User One", ["team:ops", "tenant:acme"], acme_key, acme_agent)
+    u1 = actors.put_actor("u1", "User One", ["team:acme/ops", "tenant:acme"], acme_key, acme_agent)
     u2 = actors.put_actor("u2", "User Two", ["tenant:acme"], acme_key, acme_agent)
     x9 = actors.put_actor("x9", "Outsider", ["tenant:globex"], globex_key, globex_agent)
 

@@ -38,13 +38,20 @@ def test_put_creates_an_actor_and_unknown_scopes_under_the_keys_reach(org, clien
     assert response.json() == {
         "ref": "u7",
         "display_name": "Night Owl",
-        "scopes": ["actor:u7", "squad:night", "team:support", "tenant:acme", "global"],
+        "scopes": [
+            "actor:acme/u7",
+            "squad:acme/night",
+            "team:acme/support",
+            "tenant:acme",
+            "global",
+        ],
     }
-    night, support = Scope.objects.get(token="squad:night"), Scope.objects.get(token="team:support")
+    night = Scope.objects.get(token="squad:acme/night")
+    support = Scope.objects.get(token="team:acme/support")
     assert night.parent == support and support.parent == org.acme
-    assert LedgerEvent.objects.filter(kind="actor.registered", actor_ref="u7").exists()
-    row = AccessLog.objects.get(action="actor.put", actor_ref="u7")
-    assert (row.outcome, row.scope, row.principal) == (200, "actor:u7", org.acme_key.principal)
+    assert LedgerEvent.objects.filter(kind="actor.registered", actor_ref="acme/u7").exists()
+    row = AccessLog.objects.get(action="actor.put", actor_ref="acme/u7")
+    assert (row.outcome, row.scope, row.principal) == (200, "actor:acme/u7", org.acme_key.principal)
 
 
 def test_put_updates_memberships_and_null_keeps_the_display_name(org, client):
@@ -53,7 +60,7 @@ def test_put_updates_memberships_and_null_keeps_the_display_name(org, client):
     assert response.json() == {
         "ref": "u1",
         "display_name": "User One",
-        "scopes": ["actor:u1", "tenant:acme", "global"],
+        "scopes": ["actor:acme/u1", "tenant:acme", "global"],
     }
     org.u1.refresh_from_db()
     assert org.u1.display_name == "User One"
@@ -62,17 +69,20 @@ def test_put_updates_memberships_and_null_keeps_the_display_name(org, client):
 def test_put_with_a_scope_outside_the_keys_reach_is_403(org, client):
     response = put_actor(client, org.acme_secret, "u8", {"scopes": ["tenant:globex"]})
     assert response.status_code == 403 and "reach" in response.json()["detail"]
-    assert not Actor.objects.filter(ref="u8").exists()
-    row = AccessLog.objects.get(action="actor.put", actor_ref="u8")
+    assert not Actor.objects.filter(ref="acme/u8").exists()
+    row = AccessLog.objects.get(action="actor.put", actor_ref="acme/u8")
     assert row.outcome == 403 and row.detail == {"reason": "forbidden"}
 
 
 def test_put_of_an_actor_outside_the_keys_reach_is_404_and_changes_nothing(org, client):
-    response = put_actor(client, org.globex_secret, "u1", {"display_name": "hijack", "scopes": []})
-    assert response.status_code == 404 and response.json() == {"detail": "actor 'u1' not found"}
+    response = put_actor(
+        client, org.globex_secret, "acme/u1", {"display_name": "hijack", "scopes": []}
+    )
+    assert response.status_code == 404
+    assert response.json() == {"detail": "actor 'acme/u1' not found"}
     org.u1.refresh_from_db()
     assert org.u1.display_name == "User One"
-    assert AccessLog.objects.filter(action="actor.put", outcome=404, actor_ref="u1").exists()
+    assert AccessLog.objects.filter(action="actor.put", outcome=404, actor_ref="acme/u1").exists()
 
 
 @pytest.mark.parametrize(
@@ -80,7 +90,7 @@ def test_put_of_an_actor_outside_the_keys_reach_is_404_and_changes_nothing(org, 
     [
         ("u9", {"scopes": [], "role": "admin"}, "unknown field: role"),
         ("u9", {"scopes": ["global"]}, "memberships only"),
-        ("u9", {"scopes": ["actor:u2"]}, "memberships only"),
+        ("u9", {"scopes": ["actor:acme/u2"]}, "memberships only"),
         ("u9", {"scopes": ["Not A Scope"]}, "not a scope token"),
         ("u9", {"scopes": ["team:a", "team:a"]}, "listed twice"),
         ("u9", {"scopes": "team:a"}, "scopes"),
@@ -100,7 +110,7 @@ def test_put_without_a_valid_key_is_401(org, client, operator):
     assert put_actor(client, "mc_unknown", "u9", {"scopes": []}).status_code == 401
     keys.revoke_api_key(org.acme_key, principal=operator)
     assert put_actor(client, org.acme_secret, "u9", {"scopes": []}).status_code == 401
-    assert not Actor.objects.filter(ref="u9").exists()
+    assert not Actor.objects.filter(ref="acme/u9").exists()
 
 
 # --- GET /actors/{ref} ------------------------------------------------------------------
@@ -112,21 +122,21 @@ def test_get_actor_returns_its_full_chain(org, client):
     assert response.json() == {
         "ref": "u1",
         "display_name": "User One",
-        "scopes": ["actor:u1", "team:ops", "tenant:acme", "global"],
+        "scopes": ["actor:acme/u1", "team:acme/ops", "tenant:acme", "global"],
     }
     row = AccessLog.objects.get(action="actor.get")
-    assert (row.outcome, row.actor_ref) == (200, "u1")
+    assert (row.outcome, row.actor_ref) == (200, "acme/u1")
 
 
 def test_get_actor_outside_the_keys_reach_is_the_same_404_as_an_unknown_one(org, client):
-    hidden = client.get(f"{ACTORS}/u1", headers=bearer(org.globex_secret))
-    unknown = client.get(f"{ACTORS}/u0", headers=bearer(org.globex_secret))
+    hidden = client.get(f"{ACTORS}/acme/u1", headers=bearer(org.globex_secret))
+    unknown = client.get(f"{ACTORS}/acme/u0", headers=bearer(org.globex_secret))
     assert (hidden.status_code, unknown.status_code) == (404, 404)
-    assert hidden.json() == {"detail": "actor 'u1' not found"}
-    assert unknown.json() == {"detail": "actor 'u0' not found"}
-    assert not Actor.objects.filter(ref="u0").exists()
-    row = AccessLog.objects.get(action="actor.lookup")
-    assert (row.outcome, row.actor_ref, row.principal) == (404, "u1", org.globex_key.principal)
+    assert hidden.json() == {"detail": "actor 'acme/u1' not found"}
+    assert unknown.json() == {"detail": "actor 'acme/u0' not found"}
+    assert not Actor.objects.filter(ref="acme/u0").exists()
+    row = AccessLog.objects.get(action="actor.lookup", actor_ref="acme/u1")
+    assert (row.outcome, row.principal) == (404, org.globex_key.principal)
 
 
 def test_get_actor_needs_a_valid_key_and_a_well_formed_ref(org, client, operator):
@@ -174,7 +184,7 @@ def test_a_memory_learned_in_a_recorded_thread_resolves_its_origin(org, client):
 def test_post_message_registers_an_actor_seen_for_the_first_time(org, client):
     body = {"actor": "u6", "role": "assistant", "text": "hello"}
     assert post_message(client, org.acme_secret, "thr_9", body).status_code == 201
-    assert Thread.objects.get(ref="thr_9").actor.ref == "u6"
+    assert Thread.objects.get(ref="thr_9").actor.ref == "acme/u6"
 
 
 @pytest.mark.parametrize(
@@ -195,9 +205,10 @@ def test_malformed_message_is_422(org, client, thread_id, body, needle):
 
 
 def test_post_message_outside_the_keys_reach_is_404_and_without_a_key_401(org, client, operator):
-    body = {"actor": "u1", "role": "user", "text": "planted"}
+    body = {"actor": "acme/u1", "role": "user", "text": "planted"}
     response = post_message(client, org.globex_secret, "thr_1", body)
-    assert response.status_code == 404 and response.json() == {"detail": "actor 'u1' not found"}
+    assert response.status_code == 404
+    assert response.json() == {"detail": "actor 'acme/u1' not found"}
     assert post_message(client, None, "thr_1", body).status_code == 401
     assert post_message(client, "mc_nope", "thr_1", body).status_code == 401
     keys.revoke_api_key(org.acme_key, principal=operator)

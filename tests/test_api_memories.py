@@ -74,7 +74,7 @@ def test_remember_writes_at_the_actors_own_scope_as_agent(org, client):
     body = response.json()
     memory = Memory.objects.get(uid=body["id"])
     assert (memory.scope.token, memory.key, memory.text) == (
-        "actor:u1",
+        "actor:acme/u1",
         "allergy",
         "allergic to penicillin",
     )
@@ -83,13 +83,13 @@ def test_remember_writes_at_the_actors_own_scope_as_agent(org, client):
         "id": memory.uid,
         "key": "allergy",
         "text": "allergic to penicillin",
-        "scope": "actor:u1",
+        "scope": "actor:acme/u1",
         "pinned": False,
         "tags": [],
         "author": "agent",
         # thr_1 has no stored transcript, so its origin does not resolve.
         "origin": {
-            "actor": "u1",
+            "actor": "acme/u1",  # the stored, tenant-qualified ref
             "thread_id": "thr_1",
             "run_id": "run_1",
             "tool_call_id": "call_1",
@@ -100,7 +100,7 @@ def test_remember_writes_at_the_actors_own_scope_as_agent(org, client):
         "overrides": [],
     }
     row = AccessLog.objects.get(action="remember")
-    assert (row.outcome, row.actor_ref, row.memory_ids) == (201, "u1", [memory.uid])
+    assert (row.outcome, row.actor_ref, row.memory_ids) == (201, "acme/u1", [memory.uid])
     assert_access_log_never_holds("allergy", "penicillin")
 
 
@@ -110,7 +110,7 @@ def test_remember_supersedes_the_live_note_for_the_same_key(org, client, allergy
     assert response.json()["supersedes"] == allergy["id"]
     old = Memory.objects.get(uid=allergy["id"])
     assert old.retired_at is not None and old.retired_reason == "superseded"
-    assert Memory.objects.live().filter(scope__token="actor:u1", key="allergy").count() == 1
+    assert Memory.objects.live().filter(scope__token="actor:acme/u1", key="allergy").count() == 1
 
 
 def test_remember_reports_the_wider_values_it_overrides(org, client, operator):
@@ -139,15 +139,15 @@ def test_the_same_tool_call_twice_writes_once(org, client):
 
 def test_remember_registers_an_actor_seen_for_the_first_time(org, client):
     response = remember(client, org.acme_secret, actor="u5", key="tz", fact="Lisbon")
-    assert response.status_code == 201 and response.json()["scope"] == "actor:u5"
-    assert Actor.objects.filter(ref="u5").exists()
+    assert response.status_code == 201 and response.json()["scope"] == "actor:acme/u5"
+    assert Actor.objects.filter(ref="acme/u5").exists()
 
 
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
         ({"scope": "global"}, "unknown field: scope"),
-        ({"scope": "actor:u1"}, "unknown field: scope"),
+        ({"scope": "actor:acme/u1"}, "unknown field: scope"),
         ({"fact": "x" * 241}, "240"),
         ({"fact": "first line\nsecond line"}, "single line"),
         ({"fact": "   "}, "fact is empty"),
@@ -195,11 +195,16 @@ def test_remember_with_a_revoked_key_is_401(org, client, operator):
 
 
 def test_remember_for_an_actor_outside_the_keys_reach_is_404(org, client):
-    response = remember(client, org.globex_secret, actor="u1", key="note", fact="planted")
-    assert response.status_code == 404 and response.json() == {"detail": "actor 'u1' not found"}
+    response = remember(client, org.globex_secret, actor="acme/u1", key="note", fact="planted")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "actor 'acme/u1' not found"}
     assert not Memory.objects.exists()
     row = AccessLog.objects.get(action="actor.lookup")
-    assert (row.outcome, row.actor_ref, row.principal) == (404, "u1", org.globex_key.principal)
+    assert (row.outcome, row.actor_ref, row.principal) == (
+        404,
+        "acme/u1",
+        org.globex_key.principal,
+    )
 
 
 def test_remember_costs_a_bounded_number_of_queries(
@@ -283,13 +288,15 @@ def test_read_back_needs_an_actor(org, client):
 def test_read_back_of_an_actor_outside_the_keys_reach_is_404_like_an_unknown_one(
     org, client, allergy
 ):
-    hidden = get(client, org.globex_secret, MEMORIES, actor="u1")
-    unknown = get(client, org.globex_secret, MEMORIES, actor="u0")
+    hidden = get(client, org.globex_secret, MEMORIES, actor="acme/u1")
+    unknown = get(client, org.globex_secret, MEMORIES, actor="acme/u0")
     assert (hidden.status_code, unknown.status_code) == (404, 404)
     assert hidden.json()["detail"] == unknown.json()["detail"].replace("u0", "u1")
     assert "penicillin" not in hidden.content.decode()
-    assert AccessLog.objects.filter(action="actor.lookup", outcome=404, actor_ref="u1").exists()
-    assert not Actor.objects.filter(ref="u0").exists()
+    assert AccessLog.objects.filter(
+        action="actor.lookup", outcome=404, actor_ref="acme/u1"
+    ).exists()
+    assert not Actor.objects.filter(ref="acme/u0").exists()
 
 
 @pytest.mark.parametrize("path", ["", "/search", "/mem_00000000000000000000000000"])
@@ -359,7 +366,7 @@ def test_get_returns_a_live_memory_in_the_chain_with_its_overrides(org, client, 
     assert wider.json()["scope"] == "tenant:acme" and wider.json()["overrides"] == []
     rows = AccessLog.objects.filter(action="memory.get").order_by("id")
     assert [(r.outcome, r.memory_ids, r.scope) for r in rows] == [
-        (200, [mine["id"]], "actor:u1"),
+        (200, [mine["id"]], "actor:acme/u1"),
         (200, [policy.uid], "tenant:acme"),
     ]
     assert_access_log_never_holds("units", "miles", "kilometres")
@@ -382,7 +389,7 @@ def test_get_of_anything_the_actor_cannot_see_is_404(org, client, others, allerg
         [unknown],
         [],
     ]
-    assert all(r.actor_ref == "u1" for r in refusals)
+    assert all(r.actor_ref == "acme/u1" for r in refusals)
 
 
 def test_get_for_an_actor_outside_the_keys_reach_is_404(org, client, allergy):

@@ -22,14 +22,20 @@ from memory_core.principals import Principal
 MEMORY_KEYS = ["tone", "units", "fiscal-year"]
 
 
+# Every tenant draws its people's refs and its team names from the same small pools, so
+# tenants reuse one another's names (names are per tenant, DESIGN.md §2).
+REFS = ["u1", "u2", "jane.doe@example.com"]
+
+
 @st.composite
 def worlds(draw):
     tenants = draw(st.lists(st.integers(0, 2), min_size=1, max_size=3))  # teams per tenant
     people = []
-    for _ in range(draw(st.integers(1, 4))):
-        tenant = draw(st.integers(0, len(tenants) - 1))
-        teams = draw(st.permutations(range(tenants[tenant])))
-        people.append((tenant, teams[: draw(st.integers(0, len(teams)))]))
+    for tenant, team_count in enumerate(tenants):
+        refs = draw(st.lists(st.sampled_from(REFS), unique=True, max_size=2))
+        for ref in refs:
+            teams = draw(st.permutations(range(team_count)))
+            people.append((tenant, ref, teams[: draw(st.integers(0, len(teams)))]))
     holders = [("global",)]
     holders += [("tenant", t) for t in range(len(tenants))]
     holders += [("team", t, j) for t, n in enumerate(tenants) for j in range(n)]
@@ -44,33 +50,41 @@ def worlds(draw):
 
 
 class World:
-    """The generated organisation, built through the services, plus its own bookkeeping."""
+    """The generated organisation, built through the services, plus its own bookkeeping.
+
+    Tenants are named afresh per example; inside them, teams (`team:t0`, `team:t1`) and
+    actor refs repeat from tenant to tenant, named relative to each tenant's key."""
 
     def __init__(self, spec, operator):
         tag = uuid.uuid4().hex[:10]
         root = actors.global_scope()
-        self.tenants, self.teams, self.secrets, self.api_keys = [], [], [], []
+        self.names, self.tenants, self.teams, self.secrets, self.api_keys = [], [], [], [], []
         for t, team_count in enumerate(spec["tenants"]):
-            tenant, _ = actors.ensure_scope(f"tenant:p{tag}-{t}", root, principal=operator)
+            name = f"p{tag}-{t}"
+            tenant, _ = actors.ensure_scope(f"tenant:{name}", root, principal=operator)
+            self.names.append(name)
             self.tenants.append(tenant)
             self.teams.append(
                 [
-                    actors.ensure_scope(f"team:p{tag}-{t}-{j}", tenant, principal=operator)[0]
+                    actors.ensure_scope(f"team:{name}/t{j}", tenant, principal=operator)[0]
                     for j in range(team_count)
                 ]
             )
             key, secret = keys.create_api_key(f"host {t}", tenant, principal=operator)
             self.api_keys.append(key)
             self.secrets.append(secret)
-        self.people = []  # (actor, tenant index, expected chain)
-        for a, (t, team_indexes) in enumerate(spec["people"]):
-            memberships = [self.teams[t][j].token for j in team_indexes]
+        self.people = []  # (actor, tenant index, ref as the tenant's key names it, chain)
+        for t, ref, team_indexes in spec["people"]:
             key = self.api_keys[t]
-            actor = actors.put_actor(
-                f"p{tag}-{a}", "", memberships, key, Principal.for_api_key(key)
-            )
-            chain = [f"actor:{actor.ref}", *memberships, self.tenants[t].token, "global"]
-            self.people.append((actor, t, chain))
+            relative = [f"team:t{j}" for j in team_indexes]
+            actor = actors.put_actor(ref, "", relative, key, Principal.for_api_key(key))
+            chain = [
+                f"actor:{self.names[t]}/{ref}",
+                *[self.teams[t][j].token for j in team_indexes],
+                self.tenants[t].token,
+                "global",
+            ]
+            self.people.append((actor, t, ref, chain))
         self.notes = {}  # uid -> text, for every version written in this world
         for n, (holder, key, versions) in enumerate(spec["notes"]):
             for v in range(versions):
@@ -80,7 +94,7 @@ class World:
 
     def _write(self, holder, key, text, operator):
         if holder[0] == "actor":
-            actor, t, _ = self.people[holder[1]]
+            actor, t, _, _ = self.people[holder[1]]
             agent = Principal.for_api_key(self.api_keys[t])
             return writes.remember(actor, key, text, principal=agent).memory
         if holder[0] == "global":
@@ -120,7 +134,7 @@ def assert_reveals_nothing_hidden(response, hidden_texts):
 def test_no_endpoint_reveals_a_memory_outside_the_actors_chain(db, client, operator, spec):
     world = World(spec, operator)
     rows = {m.uid: m for m in Memory.objects.select_related("scope")}
-    for actor, t, chain in world.people:
+    for actor, t, ref, chain in world.people:
         auth = bearer(world.secrets[t])
         live_in_chain = {
             uid for uid, m in rows.items() if m.scope.token in chain and m.retired_at is None
@@ -129,12 +143,12 @@ def test_no_endpoint_reveals_a_memory_outside_the_actors_chain(db, client, opera
             text for uid, text in world.notes.items() if rows[uid].scope.token not in chain
         ]
 
-        got = client.get(f"/api/v1/actors/{actor.ref}", headers=auth)
+        got = client.get(f"/api/v1/actors/{ref}", headers=auth)
         assert got.json()["scopes"] == chain
 
         turn = client.post(
             "/api/v1/turns",
-            {"actor": actor.ref, "run_id": f"run-{uuid.uuid4().hex}"},
+            {"actor": ref, "run_id": f"run-{uuid.uuid4().hex}"},
             content_type="application/json",
             headers=auth,
         )
@@ -144,7 +158,7 @@ def test_no_endpoint_reveals_a_memory_outside_the_actors_chain(db, client, opera
         assert {line["memory_id"] for line in body["lines"]} <= live_in_chain
         assert_reveals_nothing_hidden(turn, hidden_texts)
 
-        read_back = client.get("/api/v1/memories", {"actor": actor.ref, "limit": 200}, headers=auth)
+        read_back = client.get("/api/v1/memories", {"actor": ref, "limit": 200}, headers=auth)
         page = read_back.json()
         assert shown_ids(page["items"]) <= live_in_chain
         # Every key with a live value in the chain is listed once, and nothing else is.
@@ -155,24 +169,25 @@ def test_no_endpoint_reveals_a_memory_outside_the_actors_chain(db, client, opera
         assert_reveals_nothing_hidden(read_back, hidden_texts)
 
         search = client.get(
-            "/api/v1/memories/search", {"actor": actor.ref, "q": "note", "limit": 100}, headers=auth
+            "/api/v1/memories/search", {"actor": ref, "q": "note", "limit": 100}, headers=auth
         )
         assert search.status_code == 200
         assert shown_ids(search.json()["items"]) <= live_in_chain
         assert_reveals_nothing_hidden(search, hidden_texts)
 
         for uid in world.notes:
-            one = client.get(f"/api/v1/memories/{uid}", {"actor": actor.ref}, headers=auth)
+            one = client.get(f"/api/v1/memories/{uid}", {"actor": ref}, headers=auth)
             assert one.status_code == (200 if uid in live_in_chain else 404), uid
             if rows[uid].scope.token not in chain:
-                gone = client.delete(f"/api/v1/memories/{uid}?actor={actor.ref}", headers=auth)
+                gone = client.delete(f"/api/v1/memories/{uid}?actor={ref}", headers=auth)
                 assert gone.status_code == 404, uid
                 assert Memory.objects.filter(uid=uid).exists()
             elif rows[uid].scope.token != chain[0]:
-                refused = client.delete(f"/api/v1/memories/{uid}?actor={actor.ref}", headers=auth)
+                refused = client.delete(f"/api/v1/memories/{uid}?actor={ref}", headers=auth)
                 assert refused.status_code == 403, uid
 
-        # A key whose reach is another tenant: the actor does not exist for it.
+        # A key whose reach is another tenant: the actor, named qualified, does not exist
+        # for it (its own `ref`, if any, is another person, checked as that person).
         for other, secret in enumerate(world.secrets):
             if other == t:
                 continue
@@ -200,4 +215,20 @@ def test_no_endpoint_reveals_a_memory_outside_the_actors_chain(db, client, opera
             for answer in answers:
                 assert answer.status_code == 404
                 assert answer.json() == {"detail": f"actor {actor.ref!r} not found"}
+    # Squatting: every tenant may still register every name in the pool for itself, and
+    # that touches no other tenant's actor.
+    chains = {actor.pk: actors.chain_of(actor) for actor, _, _, _ in world.people}
+    for t, secret in enumerate(world.secrets):
+        for ref in REFS:
+            answer = client.post(
+                "/api/v1/turns",
+                {"actor": ref, "run_id": f"squat-{uuid.uuid4().hex}"},
+                content_type="application/json",
+                headers=bearer(secret),
+            )
+            assert answer.status_code == 200
+            assert answer.json()["scopes"][0] == f"actor:{world.names[t]}/{ref}"
+    for actor, _, _, _ in world.people:
+        actor.__dict__.pop("membership_tokens", None)
+        assert actors.chain_of(actor) == chains[actor.pk]
     assert set(world.notes) <= set(Memory.objects.values_list("uid", flat=True))

@@ -41,7 +41,7 @@ def test_worked_example_end_to_end(org, client, worked_example):
     turn = response.json()
     assert set(turn) == {"run_id", "actor", "scopes", "block", "entries", "lines", "stats"}
     assert (turn["run_id"], turn["actor"]) == ("run_1", "u1")
-    assert turn["scopes"] == ["actor:u1", "team:ops", "tenant:acme", "global"]
+    assert turn["scopes"] == ["actor:acme/u1", "team:acme/ops", "tenant:acme", "global"]
 
     lines = turn["block"].split("\n")
     assert lines[0] == "<memory>" and lines[-1] == "</memory>"
@@ -49,7 +49,7 @@ def test_worked_example_end_to_end(org, client, worked_example):
     agent = next(i for i, ln in enumerate(lines) if ln.startswith("Concluded by you."))
     assert human < agent
     assert lines[human + 1] == "- [global] units: report distances in kilometres"
-    assert lines[agent + 1] == "- [actor:u1] fiscal-year: they report on the calendar year"
+    assert lines[agent + 1] == "- [actor:acme/u1] fiscal-year: they report on the calendar year"
     assert lines[agent + 2] == "    ↳ [global] a person stated: the fiscal year starts in October"
 
     assert turn["lines"] == [
@@ -60,7 +60,7 @@ def test_worked_example_end_to_end(org, client, worked_example):
     fiscal = next(e for e in turn["entries"] if e["key"] == "fiscal-year")
     assert fiscal["id"] == calendar["id"] and fiscal["author"] == "agent"
     assert fiscal["origin"] == {
-        "actor": "u1",
+        "actor": "acme/u1",
         "thread_id": None,
         "run_id": None,
         "tool_call_id": None,
@@ -153,8 +153,8 @@ def test_max_memories_never_raises_the_servers_limit(org, client, operator):
 def test_first_turn_registers_an_unknown_actor_under_the_keys_reach(org, client):
     response = post_turn(client, org.acme_secret, {"actor": "newcomer", "run_id": "run_1"})
     assert response.status_code == 200
-    assert response.json()["scopes"] == ["actor:newcomer", "tenant:acme", "global"]
-    assert Actor.objects.filter(ref="newcomer").exists()
+    assert response.json()["scopes"] == ["actor:acme/newcomer", "tenant:acme", "global"]
+    assert Actor.objects.filter(ref="acme/newcomer").exists()
 
 
 def test_a_global_key_registers_an_actor_with_only_its_own_scope_and_global(org, client):
@@ -188,12 +188,16 @@ def test_turn_with_a_non_bearer_scheme_is_401(org, client):
 
 
 def test_turn_for_an_actor_outside_the_keys_reach_is_404_and_logged(org, client, worked_example):
-    response = post_turn(client, org.globex_secret, {"actor": "u1", "run_id": "run_x"})
+    response = post_turn(client, org.globex_secret, {"actor": "acme/u1", "run_id": "run_x"})
     assert response.status_code == 404
-    assert response.json() == {"detail": "actor 'u1' not found"}
+    assert response.json() == {"detail": "actor 'acme/u1' not found"}
     assert not Digest.objects.filter(run_id="run_x").exists()
     row = AccessLog.objects.get(action="actor.lookup")
-    assert (row.outcome, row.actor_ref, row.principal) == (404, "u1", org.globex_key.principal)
+    assert (row.outcome, row.actor_ref, row.principal) == (
+        404,
+        "acme/u1",
+        org.globex_key.principal,
+    )
     assert row.memory_ids == []
 
 

@@ -110,7 +110,7 @@ def test_the_dashboard_draws_its_charts_and_alerts(page, settings, org, users):
     assert page.locator("#chart-turns rect.bar-turns").count() == 1
     box = page.locator("#chart-writes").bounding_box()
     assert box["width"] > 200 and box["height"] > 40  # drawn, not collapsed
-    assert page.locator("#alerts a[href='/runs/u1/run-1/']").count() == 1
+    assert page.locator("#alerts a[href='/runs/acme/u1/run-1/']").count() == 1
     screenshot(page, "console-dashboard.png")
 
 
@@ -119,7 +119,7 @@ def test_the_access_log_puts_refusals_first(page, org, users):
     with pytest.raises(Forbidden):  # the outsider probes acme
         writes.publish(org.acme, "probe", "let me in", principal=users.p_outsider)
     for status in (403, 404):
-        audit.record(org.globex_agent, "remember", status, actor_ref="u1")
+        audit.record(org.globex_agent, "remember", status, actor_ref="acme/u1")
     log_in(page, "auditor", "pw-audit-123")
     page.goto("/access/")
     assert page.inner_text(".refused-count") == "3"

@@ -35,7 +35,7 @@ def test_pasting_a_prompt_line_leads_to_the_conversation_that_taught_it(page, us
     log_in(page, "auditor", "pw-audit-123")
     page.click("nav.mainnav >> text=Attribution")
     page.wait_for_url("**/attribution/")
-    page.fill("#attribution-line", "   [actor:u1] tz: works in CET   ")
+    page.fill("#attribution-line", "   [actor:acme/u1] tz: works in CET   ")
     page.click("#attribution-results >> xpath=preceding::button[@type='submit'][1]")
     page.wait_for_selector(f"#trace-{taught.uid}")
     assert "line=" in page.url  # htmx pushed the address: the result can be bookmarked
@@ -50,8 +50,8 @@ def test_pasting_a_prompt_line_leads_to_the_conversation_that_taught_it(page, us
 
     # The carrying run's page shows the same line, linked to the memory version.
     page.click("table.carried >> text=run-2")
-    page.wait_for_url("**/runs/u1/run-2/")
-    assert "- [actor:u1] tz: works in CET" in page.inner_text("table.lines")
+    page.wait_for_url("**/runs/acme/u1/run-2/")
+    assert "- [actor:acme/u1] tz: works in CET" in page.inner_text("table.lines")
     page.click(f"table.lines >> text={taught.uid}")
     page.wait_for_url(f"**/memories/{taught.uid}/")
     assert dialogs == []

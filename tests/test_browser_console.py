@@ -18,7 +18,7 @@ def test_forget_through_the_typed_confirmation_erases_every_version(page, org, u
     assert "every version" in page.inner_text("#forget")
     page.fill("#forget-key", "tz")
     page.click("#forget button[type=submit]")
-    page.wait_for_url("**/scopes/actor:u1/")
+    page.wait_for_url("**/scopes/actor:acme/u1/")
     assert "Forgotten: 2 versions erased" in page.inner_text("body")
     assert not Memory.objects.filter(lineage=first.lineage).exists()
 
@@ -62,9 +62,9 @@ def test_republishing_a_conflicting_conclusion_changes_the_actors_block(page, or
     writes.remember(org.u1, "units", "they prefer miles", principal=org.acme_agent)
     log_in(page, "owner", "pw-owner-123")
 
-    page.goto("/actors/u1/")
+    page.goto("/actors/acme/u1/")
     before = page.inner_text("#block-preview pre.block")
-    assert "- [actor:u1] units: they prefer miles" in before
+    assert "- [actor:acme/u1] units: they prefer miles" in before
     assert "↳ [tenant:acme] a person stated: report distances in kilometres" in before
 
     page.goto("/conflicts/")
@@ -77,11 +77,11 @@ def test_republishing_a_conflicting_conclusion_changes_the_actors_block(page, or
     # htmx replaces the row with its result, without leaving the page.
     page.locator("tr.done", has_text="Republished at tenant:acme").wait_for()
 
-    page.goto("/actors/u1/")
+    page.goto("/actors/acme/u1/")
     after = page.inner_text("#block-preview pre.block")
     assert after != before
     assert "- [tenant:acme] units: they prefer miles" in after
-    assert "[actor:u1] units" not in after
+    assert "[actor:acme/u1] units" not in after
     screenshot(page, "console-actor.png")
     promoted = Memory.objects.live().get(scope=org.acme, key="units")
     assert promoted.author == "human" and promoted.promoted_from.scope == org.u1.scope

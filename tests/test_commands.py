@@ -141,7 +141,7 @@ def test_import_publishes_creates_scopes_and_ledgers_each_line(org, tmp_path):
             {"scope": "tenant:acme", "key": "currency", "text": "quote in dollars", "pinned": True},
             {"scope": "team:new", "key": "standup", "text": "stand-up is at 09:30"},
             {
-                "scope": "team:deep",
+                "scope": "team:fresh/deep",
                 "key": "owner",
                 "text": "the deep team owns billing",
                 "parent": "tenant:fresh",
@@ -155,8 +155,8 @@ def test_import_publishes_creates_scopes_and_ledgers_each_line(org, tmp_path):
     assert "Imported 4 memories" in out and "created 3 scope(s)" in out
     assert Scope.objects.get(token="team:new").parent.token == "global"
     assert Scope.objects.get(token="tenant:fresh").parent.token == "global"
-    assert Scope.objects.get(token="team:deep").parent.token == "tenant:fresh"
-    deep = Memory.objects.live().get(scope__token="team:deep")
+    assert Scope.objects.get(token="team:fresh/deep").parent.token == "tenant:fresh"
+    deep = Memory.objects.live().get(scope__token="team:fresh/deep")
     assert deep.origin_user == "dana" and deep.tags == ["billing"] and deep.author == Author.HUMAN
     assert Memory.objects.live().get(scope__token="global").origin_user == "cli:import"
     assert Memory.objects.live().get(scope=org.acme, key="currency").pinned
@@ -198,7 +198,7 @@ def test_import_reports_bad_lines_by_number_and_exits_non_zero(org, tmp_path):
             "",
             {"scope": "tenant:acme", "key": "two", "text": "line\u2028break"},
             {"scope": "not a scope", "key": "k", "text": "t"},
-            {"scope": "actor:u1", "key": "k", "text": "agents write these"},
+            {"scope": "actor:acme/u1", "key": "k", "text": "agents write these"},
             {"scope": "tenant:acme", "key": "also-good", "text": "imported despite the rest"},
             [1, 2],
         ],
@@ -239,8 +239,8 @@ def test_export_then_import_round_trips(org, users, tmp_path, operator):
     lines = read_lines(path)
     assert [(x["scope"], x["key"]) for x in lines] == sorted((x["scope"], x["key"]) for x in lines)
     by_key = {(x["scope"], x["key"]): x for x in lines}
-    assert by_key[("team:ops", "units")] == {
-        "scope": "team:ops",
+    assert by_key[("team:acme/ops", "units")] == {
+        "scope": "team:acme/ops",
         "key": "units",
         "text": "report distances in miles",
         "pinned": False,
@@ -250,7 +250,7 @@ def test_export_then_import_round_trips(org, users, tmp_path, operator):
     }
     assert by_key[("tenant:acme", "escalation")]["text"] == "page the on-call engineer"
     assert by_key[("tenant:acme", "escalation")]["pinned"] is True
-    agent = by_key[("actor:u1", "fiscal-year")]
+    agent = by_key[("actor:acme/u1", "fiscal-year")]
     assert agent["author"] == "agent" and "user" not in agent
 
     out, err = run("import_memories", str(path))
@@ -357,7 +357,7 @@ def test_demo_builds_the_organisation_once(db):
     assert live.filter(pinned=True).exists()
     assert live.get(scope__token="global", key="units").text == "report distances in kilometres"
     assert live.get(scope__token="global", key="fiscal-year").author == Author.HUMAN
-    worked = live.get(scope__token="actor:u1", key="fiscal-year")
+    worked = live.get(scope__token="actor:acme/u1", key="fiscal-year")
     assert worked.author == Author.AGENT and worked.text == "they report on the calendar year"
     assert Memory.objects.filter(promoted_from__isnull=False).count() >= 2
     assert Memory.objects.filter(retired_reason=RetiredReason.PROMOTED).exists()

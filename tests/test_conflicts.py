@@ -12,7 +12,7 @@ def test_conflicts_pair_each_winner_with_the_values_it_beats(org, operator):
     page, total = conflicts()
     pairs = [(c.narrow.pk, c.wide.pk, c.authors) for c in page]
     # u1: calendar beats January and October; u2 (tenant only): October is the winner.
-    # team:ops over global is not a winner for anyone (u1's own note wins), so not listed.
+    # team:acme/ops over global is not a winner for anyone (u1's own note wins), so not listed.
     assert pairs == [
         (calendar.pk, team.pk, "agent>human"),
         (calendar.pk, october.pk, "agent>human"),
@@ -25,7 +25,7 @@ def test_conflicts_are_limited_to_actors_the_grant_reaches(org, operator):
     writes.remember(org.x9, "units", "miles", principal=org.globex_agent)
     writes.remember(org.u1, "units", "leagues", principal=org.acme_agent)
     acme, _ = conflicts(reach_tokens=["tenant:acme"])
-    assert [c.narrow.scope.token for c in acme] == ["actor:u1"]
+    assert [c.narrow.scope.token for c in acme] == ["actor:acme/u1"]
     everyone, total = conflicts()
     assert total == 2
 

@@ -18,12 +18,14 @@ from memory_core.principals import Principal
 
 
 def test_scope_for_reader_returns_scopes_inside_the_grant(users, org):
-    assert scope_for_reader(users.owner, "team:ops") == org.ops
-    assert scope_for_reader(users.auditor, "actor:u1") == org.u1.scope
+    assert scope_for_reader(users.owner, "team:acme/ops") == org.ops
+    assert scope_for_reader(users.auditor, "actor:acme/u1") == org.u1.scope
     assert scope_for_reader(users.su, "tenant:globex") == org.globex
 
 
-@pytest.mark.parametrize("token", ["tenant:acme", "team:ops", "actor:u1", "global", "nope:x"])
+@pytest.mark.parametrize(
+    "token", ["tenant:acme", "team:acme/ops", "actor:acme/u1", "global", "nope:x"]
+)
 def test_scope_for_reader_is_404_outside_the_grant(users, org, token):
     with pytest.raises(NotFound):
         scope_for_reader(users.outsider, token)
@@ -58,12 +60,18 @@ def test_readable_scope_roles_agree_with_role_for_on_every_scope(users, org):
 
 
 def test_readable_scope_roles_reach_an_actor_through_a_membership_outside_its_branch(users, org):
-    # z1's own scope hangs under globex (its narrowest membership), yet its chain holds acme.
+    # z1's own scope hangs under team:acme/eng (its narrowest membership), yet its chain
+    # holds team:acme/ops, whose administrator therefore reaches it.
+    from memory_core.grants import grant
+
     platform = Principal.for_api_key(org.global_key)
-    z1 = actors.put_actor("z1", "", ["tenant:globex", "tenant:acme"], org.global_key, platform)
-    assert z1.scope.parent == org.globex
-    readable = readable_scope_roles(users.owner)
-    assert readable[z1.scope.id] == "admin" == role_for(users.owner, z1.scope)
+    z1 = actors.put_actor(
+        "acme/z1", "", ["team:acme/eng", "team:acme/ops"], org.global_key, platform
+    )
+    assert z1.scope.parent.token == "team:acme/eng"
+    grant("outsider", org.ops, "admin", principal=Principal.system("cli:test"))
+    readable = readable_scope_roles(users.outsider)
+    assert readable[z1.scope.id] == "admin" == role_for(users.outsider, z1.scope)
 
 
 def test_readable_scope_roles_is_none_meaning_everything_for_a_superuser(users):
@@ -87,25 +95,25 @@ def _s(id, parent_id, token):
 
 def test_flatten_tree_orders_depth_first_with_actors_after_other_children():
     items = [
-        _s(4, 2, "actor:u1"),
-        _s(3, 2, "team:ops"),
+        _s(4, 2, "actor:acme/u1"),
+        _s(3, 2, "team:acme/ops"),
         _s(2, 1, "tenant:acme"),
         _s(1, None, "global"),
-        _s(5, 3, "actor:u2"),
+        _s(5, 3, "actor:acme/u2"),
     ]
     flat = [(n.item.token, n.depth) for n in flatten_tree(items)]
     assert flat == [
         ("global", 0),
         ("tenant:acme", 1),
-        ("team:ops", 2),
-        ("actor:u2", 3),
-        ("actor:u1", 2),
+        ("team:acme/ops", 2),
+        ("actor:acme/u2", 3),
+        ("actor:acme/u1", 2),
     ]
 
 
 def test_flatten_tree_makes_a_scope_with_an_unreadable_parent_a_root():
-    flat = flatten_tree([_s(3, 2, "team:ops"), _s(4, 3, "actor:u1")])
-    assert [(n.item.token, n.depth) for n in flat] == [("team:ops", 0), ("actor:u1", 1)]
+    flat = flatten_tree([_s(3, 2, "team:acme/ops"), _s(4, 3, "actor:acme/u1")])
+    assert [(n.item.token, n.depth) for n in flat] == [("team:acme/ops", 0), ("actor:acme/u1", 1)]
 
 
 def test_flatten_tree_caps_indentation_but_not_depth():

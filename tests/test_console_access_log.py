@@ -16,8 +16,8 @@ from memory_core.models import AccessLog
 from memory_core.principals import Principal
 from tests.test_console_ledger import _main_query, explain
 
-ACME_TOKENS = {"tenant:acme", "team:ops", "actor:u1", "actor:u2"}
-ACME_ACTORS = {"u1", "u2"}
+ACME_TOKENS = {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
+ACME_ACTORS = {"acme/u1", "acme/u2"}
 
 
 def _login(client, user):
@@ -59,10 +59,12 @@ def traffic(users, org):
     with pytest.raises(Forbidden):
         writes.publish(org.acme, "probe", "let me in", principal=users.p_outsider)
     # An acme key asks for globex's actor: a reach refusal, for actor x9.
-    audit.record(org.acme_agent, "actor.lookup", 404, actor_ref="x9", detail={"reason": "reach"})
+    audit.record(
+        org.acme_agent, "actor.lookup", 404, actor_ref="globex/x9", detail={"reason": "reach"}
+    )
     # Refusals for u1 of each kind the API answers.
     for status in (403, 404, 422):
-        audit.record(org.globex_agent, "remember", status, actor_ref="u1")
+        audit.record(org.globex_agent, "remember", status, actor_ref="acme/u1")
     # Rows with neither a scope nor a known actor: a superuser's only.
     audit.record(org.acme_agent, "actor.lookup", 404, actor_ref="ghost")
     audit.record(Principal.system("cli:probe"), "search", 401)
@@ -89,7 +91,7 @@ def test_acme_readers_see_rows_at_their_scopes_or_for_their_actors(client, users
     shown = set(_ids(response))
     assert shown == _visible_to_acme()
     globex = set(
-        AccessLog.objects.filter(scope__in=["tenant:globex", "actor:x9"]).values_list(
+        AccessLog.objects.filter(scope__in=["tenant:globex", "actor:globex/x9"]).values_list(
             "id", flat=True
         )
     )
@@ -104,11 +106,11 @@ def test_acme_readers_see_rows_at_their_scopes_or_for_their_actors(client, users
 def test_outsider_sees_only_globex_rows(client, users, traffic):
     response = _login(client, users.outsider).get("/access/")
     shown = set(_ids(response))
-    expected = AccessLog.objects.filter(scope__in=["tenant:globex", "actor:x9"]) | (
-        AccessLog.objects.filter(actor_ref="x9")
+    expected = AccessLog.objects.filter(scope__in=["tenant:globex", "actor:globex/x9"]) | (
+        AccessLog.objects.filter(actor_ref="globex/x9")
     )
     assert shown == set(expected.values_list("id", flat=True))
-    assert "tenant:acme" not in response.text and ">u1<" not in response.text
+    assert "tenant:acme" not in response.text and ">acme/u1<" not in response.text
 
 
 def test_user_without_grants_sees_no_rows(client, users, traffic, django_user_model):
@@ -125,10 +127,10 @@ def test_user_without_grants_sees_no_rows(client, users, traffic, django_user_mo
     "query, expected",
     [
         ("principal=user:owner", {"principal": "user:owner"}),
-        ("actor=u1", {"actor_ref": "u1"}),
+        ("actor=acme/u1", {"actor_ref": "acme/u1"}),
         ("action=remember", {"action": "remember"}),
         ("outcome=422", {"outcome": 422}),
-        ("actor=u1&outcome=404", {"actor_ref": "u1", "outcome": 404}),
+        ("actor=acme/u1&outcome=404", {"actor_ref": "acme/u1", "outcome": 404}),
     ],
 )
 def test_filters_narrow_the_list(client, users, traffic, query, expected):
@@ -174,7 +176,7 @@ def test_the_refusal_count_is_the_readers_own(client, users, traffic):
     # Globex's admin sees one: acme's key probing globex's actor x9.
     response = _login(client, users.outsider).get("/access/")
     assert _refused_count(response) == 1
-    assert _refused_ids(response) == {AccessLog.objects.get(actor_ref="x9", outcome=404).id}
+    assert _refused_ids(response) == {AccessLog.objects.get(actor_ref="globex/x9", outcome=404).id}
 
 
 def test_the_refusal_count_covers_the_selected_window(client, users, traffic):
@@ -184,7 +186,7 @@ def test_the_refusal_count_covers_the_selected_window(client, users, traffic):
     assert _refused_count(client.get("/access/")) == 3  # the default: the last 24 hours
     week = client.get("/access/?window=7d")
     assert _refused_count(week) == 4 and "in the last 7 days" in week.text
-    assert _refused_count(client.get("/access/?window=7d&actor=u1")) == 3
+    assert _refused_count(client.get("/access/?window=7d&actor=acme/u1")) == 3
 
 
 def test_a_quiet_log_says_so(client, users, org):
@@ -197,7 +199,7 @@ def test_a_quiet_log_says_so(client, users, org):
 
 def test_cursor_paging_has_no_duplicates_or_gaps_while_rows_arrive(client, users, org):
     for _ in range(60):
-        audit.record(org.acme_agent, "turn", 200, actor_ref="u1")
+        audit.record(org.acme_agent, "turn", 200, actor_ref="acme/u1")
     originals = list(
         AccessLog.objects.filter(action="turn").order_by("-id").values_list("id", flat=True)
     )
@@ -207,7 +209,7 @@ def test_cursor_paging_has_no_duplicates_or_gaps_while_rows_arrive(client, users
     older = re.search(r'href="(/access/\?[^"]*before=(\d+)[^"]*)"', first.text)
     assert older and int(older.group(2)) == originals[49]
     for _ in range(5):  # arriving between the two requests
-        audit.record(org.acme_agent, "turn", 200, actor_ref="u1")
+        audit.record(org.acme_agent, "turn", 200, actor_ref="acme/u1")
     second = client.get(older.group(1).replace("&amp;", "&"))
     assert _ids(first) + _ids(second) == originals
     assert "older ›" not in second.text and "‹ newer" in second.text
@@ -244,7 +246,7 @@ def _bulk_rows(count=4000):
 @pytest.mark.parametrize(
     "who, query, index",
     [
-        ("auditor", "actor=u1", "access_actor_idx"),
+        ("auditor", "actor=acme/u1", "access_actor_idx"),
         ("auditor", "principal=user:owner", "access_principal_idx"),
         ("su", "action=remember", "access_action_idx"),
         ("su", "refused=on", "access_refused"),  # access_refused_idx or _recent_idx

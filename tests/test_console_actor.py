@@ -11,12 +11,12 @@ from memory_core.errors import NotFound
 from memory_core.models import AccessLog, Digest
 
 
-def _page(client, user, ref="u1", **params):
+def _page(client, user, ref="acme/u1", **params):
     client.force_login(user)
     return client.get(f"/actors/{ref}/", params)
 
 
-def _fragment(client, user, ref="u1", **params):
+def _fragment(client, user, ref="acme/u1", **params):
     client.force_login(user)
     return client.get(f"/actors/{ref}/", params, HTTP_HX_REQUEST="true")
 
@@ -35,9 +35,13 @@ def units(users, org, operator):
 
 
 def test_actor_for_reader_is_404_for_unknown_and_unreachable_actors(users, org):
-    assert actor_for_reader(users.auditor, "u1") == org.u1
-    assert actor_for_reader(users.outsider, "x9") == org.x9
-    for user, ref in ((users.outsider, "u1"), (users.owner, "x9"), (users.su, "nobody")):
+    assert actor_for_reader(users.auditor, "acme/u1") == org.u1
+    assert actor_for_reader(users.outsider, "globex/x9") == org.x9
+    for user, ref in (
+        (users.outsider, "acme/u1"),
+        (users.owner, "globex/x9"),
+        (users.su, "nobody"),
+    ):
         with pytest.raises(NotFound):
             actor_for_reader(user, ref)
 
@@ -49,12 +53,14 @@ def test_readers_open_the_actor_page_and_it_is_logged(client, users, org, units,
     assert "uses leagues" in response.text
     principal = f"user:{getattr(users, who).get_username()}"
     read = AccessLog.objects.get(action="actor.read", principal=principal)
-    assert read.channel == "console" and read.outcome == 200 and read.actor_ref == "u1"
+    assert read.channel == "console" and read.outcome == 200 and read.actor_ref == "acme/u1"
     assert set(read.memory_ids) == {m.uid for m in units}
-    assert AccessLog.objects.filter(action="preview", principal=principal, actor_ref="u1").exists()
+    assert AccessLog.objects.filter(
+        action="preview", principal=principal, actor_ref="acme/u1"
+    ).exists()
 
 
-@pytest.mark.parametrize("ref", ["u1", "u2", "nobody"])
+@pytest.mark.parametrize("ref", ["acme/u1", "acme/u2", "nobody"])
 def test_outsider_gets_404_and_nothing_is_read(client, users, org, units, ref):
     response = _page(client, users.outsider, ref)
     assert response.status_code == 404
@@ -63,20 +69,20 @@ def test_outsider_gets_404_and_nothing_is_read(client, users, org, units, ref):
 
 
 def test_owner_gets_404_on_another_tenants_actor(client, users, org):
-    assert _page(client, users.owner, "x9").status_code == 404
-    assert _page(client, users.outsider, "x9").status_code == 200
+    assert _page(client, users.owner, "globex/x9").status_code == 404
+    assert _page(client, users.outsider, "globex/x9").status_code == 200
 
 
 def test_anonymous_is_sent_to_login(client, users, org):
-    response = client.get("/actors/u1/")
+    response = client.get("/actors/acme/u1/")
     assert response.status_code == 302
-    assert response["Location"] == "/login/?next=/actors/u1/"
+    assert response["Location"] == "/login/?next=/actors/acme/u1/"
     assert not AccessLog.objects.filter(action="preview").exists()
 
 
 def test_actor_page_is_get_only(client, users, org):
     client.force_login(users.owner)
-    assert client.post("/actors/u1/", {"q": "x"}).status_code == 405
+    assert client.post("/actors/acme/u1/", {"q": "x"}).status_code == 405
 
 
 # --- what it shows ---------------------------------------------------------------------
@@ -86,7 +92,7 @@ def test_chain_is_shown_narrowest_first(client, users, org):
     text = _page(client, users.owner).text
     chain = re.search(r'<ol class="chain">(.*?)</ol>', text, re.S).group(1)
     tokens = re.findall(r'title="([^"]+)"', chain)
-    assert tokens == ["actor:u1", "team:ops", "tenant:acme", "global"]
+    assert tokens == ["actor:acme/u1", "team:acme/ops", "tenant:acme", "global"]
     # The owner reads acme's scopes, not global: that chip is not a link for them.
     assert 'href="/scopes/tenant:acme/"' in chain and 'href="/scopes/global/"' not in chain
 
@@ -127,7 +133,7 @@ def test_recent_turns_are_listed_newest_first_with_run_links(client, users, org,
     turns.resolve_turn(org.u1, "run-b", principal=org.acme_agent)
     turns.resolve_turn(org.u2, "run-c", principal=org.acme_agent)
     text = _page(client, users.auditor).text
-    runs = re.findall(r'href="/runs/u1/([^/"]+)/"', text)
+    runs = re.findall(r'href="/runs/acme/u1/([^/"]+)/"', text)
     assert runs == ["run-b", "run-a"]
     assert "run-c" not in text
     assert "distances" in text
@@ -135,8 +141,8 @@ def test_recent_turns_are_listed_newest_first_with_run_links(client, users, org,
 
 def test_actor_refs_elsewhere_link_to_the_actor_page(client, users, org, units):
     client.force_login(users.owner)
-    assert 'for <a href="/actors/u1/">u1</a>' in client.get("/scopes/actor:u1/").text
-    assert 'href="/actors/u1/">User One</a>' in client.get("/scopes/").text
+    assert 'for <a href="/actors/acme/u1/">acme/u1</a>' in client.get("/scopes/actor:acme/u1/").text
+    assert 'href="/actors/acme/u1/">User One</a>' in client.get("/scopes/").text
 
 
 # --- block preview ---------------------------------------------------------------------
@@ -187,7 +193,7 @@ def test_a_query_that_cannot_be_stored_is_422_with_the_message(client, users, or
 
 
 def test_an_actor_with_no_memories_says_its_agent_gets_no_block(client, users, org):
-    text = _page(client, users.owner, "u2").text
+    text = _page(client, users.owner, "acme/u2").text
     assert "gets no block at all" in text
 
 

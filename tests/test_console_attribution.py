@@ -11,7 +11,7 @@ from memory_core import forgetting, transcripts, turns, writes
 from memory_core.attribution import line_body, line_forms
 from memory_core.models import AccessLog, DigestLine
 
-LINE = "- [actor:u1] tz: works in CET"
+LINE = "- [actor:acme/u1] tz: works in CET"
 
 
 @pytest.fixture
@@ -69,21 +69,21 @@ def _highlighted(text: str) -> str:
 @pytest.mark.parametrize(
     "pasted",
     [
-        "- [actor:u1] tz: works in CET",
-        "[actor:u1] tz: works in CET",
-        "   -   [actor:u1] tz: works in CET   ",
-        "\t- [actor:u1] tz: works in CET\r\n",
-        "    ↳ [actor:u1] tz: works in CET",
-        "↳[actor:u1] tz: works in CET",
-        "\n\n- [actor:u1] tz: works in CET\nand a second line",
+        "- [actor:acme/u1] tz: works in CET",
+        "[actor:acme/u1] tz: works in CET",
+        "   -   [actor:acme/u1] tz: works in CET   ",
+        "\t- [actor:acme/u1] tz: works in CET\r\n",
+        "    ↳ [actor:acme/u1] tz: works in CET",
+        "↳[actor:acme/u1] tz: works in CET",
+        "\n\n- [actor:acme/u1] tz: works in CET\nand a second line",
     ],
 )
 def test_pasted_forms_reduce_to_the_same_body(pasted):
-    assert line_body(pasted) == "[actor:u1] tz: works in CET"
+    assert line_body(pasted) == "[actor:acme/u1] tz: works in CET"
     assert line_forms(pasted) == [
-        "- [actor:u1] tz: works in CET",
-        "    ↳ [actor:u1] tz: works in CET",
-        "[actor:u1] tz: works in CET",
+        "- [actor:acme/u1] tz: works in CET",
+        "    ↳ [actor:acme/u1] tz: works in CET",
+        "[actor:acme/u1] tz: works in CET",
     ]
 
 
@@ -113,7 +113,7 @@ def test_readers_of_the_actor_trace_the_line(client, users, taught, who):
     response = _get(client, getattr(users, who), line=LINE)
     assert response.status_code == 200
     assert taught.uid in response.text
-    assert 'href="/runs/u1/run-2/"' in response.text
+    assert 'href="/runs/acme/u1/run-2/"' in response.text
 
 
 def test_outsider_finds_nothing_of_another_tenant(client, users, taught):
@@ -124,17 +124,18 @@ def test_outsider_finds_nothing_of_another_tenant(client, users, taught):
     assert "No stored prompt line of a run you may read matches" in response.text
     # A run id of another tenant is no better.
     response = _get(client, users.outsider, run="run-2")
-    assert taught.uid not in response.text and "/runs/u1/" not in response.text
+    assert taught.uid not in response.text and "/runs/acme/u1/" not in response.text
 
 
 def test_auditor_of_acme_sees_nothing_of_globex(client, users, org):
     writes.remember(org.x9, "tz", "works in PST", principal=org.globex_agent)
     turns.resolve_turn(org.x9, "g-run", principal=org.globex_agent)
-    response = _get(client, users.auditor, line="- [actor:x9] tz: works in PST")
-    assert "/runs/x9/" not in response.text
+    response = _get(client, users.auditor, line="- [actor:globex/x9] tz: works in PST")
+    assert "/runs/globex/x9/" not in response.text
     assert "No stored prompt line" in response.text
     assert (
-        "/runs/x9/g-run/" in _get(client, users.outsider, line="- [actor:x9] tz: works in PST").text
+        "/runs/globex/x9/g-run/"
+        in _get(client, users.outsider, line="- [actor:globex/x9] tz: works in PST").text
     )
 
 
@@ -150,7 +151,7 @@ def test_the_empty_form_invites_a_paste_and_logs_nothing(client, users):
 
 @pytest.mark.parametrize(
     "pasted",
-    [LINE, "[actor:u1] tz: works in CET", "   -  [actor:u1] tz: works in CET \n"],
+    [LINE, "[actor:acme/u1] tz: works in CET", "   -  [actor:acme/u1] tz: works in CET \n"],
     ids=["as-given", "without-marker", "extra-whitespace"],
 )
 def test_pasting_the_line_names_the_version_origin_and_highlights_the_run(
@@ -160,7 +161,7 @@ def test_pasting_the_line_names_the_version_origin_and_highlights_the_run(
     assert f'id="trace-{taught.uid}"' in text
     assert f'href="/memories/{taught.uid}/"' in text
     # The origin: actor, thread, run and tool call.
-    assert 'href="/actors/u1/"' in text
+    assert 'href="/actors/acme/u1/"' in text
     assert "<code>t-1</code>" in text and "<code>call-1</code>" in text
     # The conversation, with the originating run's messages highlighted and the later
     # run's message shown beside them, not highlighted.
@@ -171,8 +172,8 @@ def test_pasting_the_line_names_the_version_origin_and_highlights_the_run(
     assert "What time is the stand-up?" in text
     assert "What time is the stand-up?" not in highlighted
     assert "origin no longer resolves" not in text
-    assert 'href="/threads/t-1/?actor=u1&amp;run=run-1"' in text
-    assert 'href="/runs/u1/run-1/"' not in text  # run-1 stored no digest: it has no page
+    assert 'href="/threads/t-1/?actor=acme%2Fu1&amp;run=run-1"' in text
+    assert 'href="/runs/acme/u1/run-1/"' not in text  # run-1 stored no digest: it has no page
 
 
 def test_the_originating_run_links_to_its_page_when_it_stored_a_digest(client, users, org):
@@ -183,8 +184,8 @@ def test_the_originating_run_links_to_its_page_when_it_stored_a_digest(client, u
     )
     writes.remember(org.u1, "name", "Sam", principal=agent, run_id="run-a", thread_id="t-a")
     turns.resolve_turn(org.u1, "run-b", principal=agent, thread_id="t-a")
-    text = _get(client, users.auditor, line="- [actor:u1] name: Sam").text
-    assert 'run <a href="/runs/u1/run-a/"><code>run-a</code></a>' in text
+    text = _get(client, users.auditor, line="- [actor:acme/u1] name: Sam").text
+    assert 'run <a href="/runs/acme/u1/run-a/"><code>run-a</code></a>' in text
 
 
 def test_the_whole_version_chain_is_shown(client, users, org, taught):
@@ -192,14 +193,16 @@ def test_the_whole_version_chain_is_shown(client, users, org, taught):
         org.u1, "tz", "works in CET, mornings only", principal=org.acme_agent, run_id="run-3"
     ).memory
     turns.resolve_turn(org.u1, "run-4", principal=org.acme_agent)
-    text = _get(client, users.auditor, line="- [actor:u1] tz: works in CET, mornings only").text
+    text = _get(
+        client, users.auditor, line="- [actor:acme/u1] tz: works in CET, mornings only"
+    ).text
     assert f'id="trace-{newer.uid}"' in text
     assert taught.uid in text  # the earlier version, in the chain
     assert "superseded by key:" in text
     # The older line still leads to the older version, carried by run-2.
     older = _get(client, users.auditor, line=LINE).text
-    assert f'id="trace-{taught.uid}"' in older and 'href="/runs/u1/run-2/"' in older
-    assert 'href="/runs/u1/run-4/"' not in _carried(older)
+    assert f'id="trace-{taught.uid}"' in older and 'href="/runs/acme/u1/run-2/"' in older
+    assert 'href="/runs/acme/u1/run-4/"' not in _carried(older)
 
 
 def test_an_override_line_is_traced_to_the_beaten_version(client, users, org, taught):
@@ -209,7 +212,7 @@ def test_an_override_line_is_traced_to_the_beaten_version(client, users, org, ta
     text = _get(client, users.auditor, line=pasted).text
     assert f'id="trace-{policy.uid}"' in text
     assert "stated by a person, <strong>owner</strong>" in text
-    assert 'href="/runs/u1/run-5/"' in text
+    assert 'href="/runs/acme/u1/run-5/"' in text
 
 
 def test_a_pruned_conversation_no_longer_resolves_and_the_rest_stays(
@@ -220,7 +223,7 @@ def test_a_pruned_conversation_no_longer_resolves_and_the_rest_stays(
     assert "origin no longer resolves" in text
     assert "I moved to Berlin" not in text
     assert f'id="trace-{taught.uid}"' in text
-    assert 'href="/runs/u1/run-2/"' in _carried(text)
+    assert 'href="/runs/acme/u1/run-2/"' in _carried(text)
     assert "works in CET" in text  # the version chain still shows the memory
 
 
@@ -233,7 +236,11 @@ def test_a_partly_pruned_conversation_says_the_run_is_gone(client, users, operat
 
 def test_a_forgotten_memory_shows_when_and_by_whom_and_no_text(client, users, taught):
     forgetting.forget(taught, principal=users.p_owner)
-    for params in ({"run": "run-2"}, {"run": "run-2", "actor": "u1"}, {"line": "- [forgotten]"}):
+    for params in (
+        {"run": "run-2"},
+        {"run": "run-2", "actor": "acme/u1"},
+        {"line": "- [forgotten]"},
+    ):
         text = _get(client, users.auditor, **params).text
         assert f'id="trace-{taught.uid}"' in text, params
         assert "Forgotten <time" in text
@@ -257,7 +264,7 @@ def test_forgotten_through_the_api_names_the_key_and_actor(client, users, org, t
     forgetting.forget_for_actor(taught, org.u1, chain_of(org.u1), principal=org.acme_agent)
     text = _get(client, users.auditor, run="run-2").text
     assert f"by <strong>{org.acme_key.principal}</strong>" in text
-    assert "for actor u1" in text
+    assert "for actor acme/u1" in text
 
 
 def test_run_lookup_traces_every_line_of_the_run(client, users, org, taught):
@@ -268,23 +275,23 @@ def test_run_lookup_traces_every_line_of_the_run(client, users, org, taught):
     assert f'id="trace-{taught.uid}"' in text
     assert "I moved to Berlin" in _highlighted(text)
     carried = _carried(text)
-    assert 'href="/runs/u1/run-6/"' in carried
-    assert 'href="/runs/u1/run-2/"' not in carried  # only run-6's lines
+    assert 'href="/runs/acme/u1/run-6/"' in carried
+    assert 'href="/runs/acme/u1/run-2/"' not in carried  # only run-6's lines
 
 
 def test_a_line_and_a_run_together_narrow_to_that_run(client, users, org, taught):
     turns.resolve_turn(org.u1, "run-7", principal=org.acme_agent)
     text = _get(client, users.auditor, line=LINE, run="run-7").text
     carried = _carried(text)
-    assert 'href="/runs/u1/run-7/"' in carried
-    assert 'href="/runs/u1/run-2/"' not in carried
+    assert 'href="/runs/acme/u1/run-7/"' in carried
+    assert 'href="/runs/acme/u1/run-2/"' not in carried
 
 
 def test_a_memory_held_outside_the_grants_shows_the_line_but_not_its_history(client, users, org):
     policy = writes.publish(org.root, "units", "report in kilometres", principal=users.p_su)
     turns.resolve_turn(org.u1, "run-g", principal=org.acme_agent)
     text = _get(client, users.auditor, line="- [global] units: report in kilometres").text
-    assert 'href="/runs/u1/run-g/"' in text
+    assert 'href="/runs/acme/u1/run-g/"' in text
     assert "outside your grants" in text
     assert f'href="/memories/{policy.uid}/"' not in text
     # The superuser sees the whole trace.
@@ -315,7 +322,7 @@ def test_hostile_text_is_escaped(client, users, org):
         org.u1, "xss", "<script>alert(1)</script>", principal=agent, run_id="r-x", thread_id="t-x"
     )
     turns.resolve_turn(org.u1, "r-y", principal=agent)
-    text = _get(client, users.auditor, line="- [actor:u1] xss: <script>alert(1)</script>").text
+    text = _get(client, users.auditor, line="- [actor:acme/u1] xss: <script>alert(1)</script>").text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
     assert "<script>alert" not in text and "<img src=x" not in text
@@ -326,7 +333,7 @@ def test_reading_writes_an_access_log_row_with_ids_only(client, users, org, taug
     _get(client, users.auditor, line=LINE)
     row = AccessLog.objects.get(action="attribution.read")
     assert row.channel == "console" and row.principal == "user:auditor"
-    assert row.outcome == 200 and row.actor_ref == "u1"
+    assert row.outcome == 200 and row.actor_ref == "acme/u1"
     assert row.memory_ids[0] == taught.uid
     assert len(row.memory_ids) == 2  # the line's version and its successor in the chain
     assert row.count == 1

@@ -108,7 +108,7 @@ def test_filter_by_author_combination(client, users, pairs):
 def test_filter_by_scope_matches_either_side(client, users, pairs):
     rows = _rows(_get(client, users.owner, scope="global"))
     assert len(rows) == 1 and "kilometres" in rows[0]
-    rows = _rows(_get(client, users.owner, scope="actor:u1"))
+    rows = _rows(_get(client, users.owner, scope="actor:acme/u1"))
     assert len(rows) == 1 and "brief" in rows[0]
     assert len(_rows(_get(client, users.owner, scope="tenant:acme"))) == 2
 
@@ -119,7 +119,7 @@ def test_a_bad_author_filter_is_ignored(client, users, pairs):
     assert len(_rows(response)) == 2
 
 
-@pytest.mark.parametrize("token", ["tenant:globex", "actor:x9", "tenant:nowhere"])
+@pytest.mark.parametrize("token", ["tenant:globex", "actor:globex/x9", "tenant:nowhere"])
 def test_a_scope_outside_the_grant_matches_nothing_like_an_unknown_one(client, users, pairs, token):
     response = _get(client, users.owner, scope=token)
     assert response.status_code == 200
@@ -176,7 +176,7 @@ def test_owner_chooses_among_the_scopes_they_administer_when_the_wider_is_not_on
     writes.publish(org.root, "units", "kilometres", principal=operator)
     row = _rows(_get(client, users.owner))[0]
     assert f'action="/memories/{learned.uid}/republish/"' in row
-    assert re.findall(r'<option value="([^"]+)"', row) == ["team:ops", "tenant:acme"]
+    assert re.findall(r'<option value="([^"]+)"', row) == ["team:acme/ops", "tenant:acme"]
 
 
 def test_no_republish_where_the_owner_administers_no_wider_scope(client, users, pairs):

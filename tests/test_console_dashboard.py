@@ -102,15 +102,15 @@ def test_counts_per_scope_and_author(client, users, activity):
     rows = {
         token: [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row)]
         for token, row in re.findall(
-            r'href="/scopes/([^/]+)/".*?(<td class="num">.*?)</tr>', section.group(0), re.S
+            r'href="/scopes/([^"]+)/".*?(<td class="num">.*?)</tr>', section.group(0), re.S
         )
     }
     # people, agents, live
     assert rows == {
         "tenant:acme": [1, 0, 1],
-        "team:ops": [1, 0, 1],
-        "actor:u1": [0, 1, 1],
-        "actor:u2": [0, 1, 1],
+        "team:acme/ops": [1, 0, 1],
+        "actor:acme/u1": [0, 1, 1],
+        "actor:acme/u2": [0, 1, 1],
     }
 
 
@@ -163,8 +163,8 @@ def test_pinned_omitted_turns_are_listed_as_alerts(client, users, org, crowded_t
     alerts = re.search(
         r'<section class="card alert-card" id="alerts">.*?</section>', response.text, re.S
     ).group(0)
-    assert '<a href="/runs/u1/run-crowded/">run-crowded</a>' in alerts
-    assert '<a href="/actors/u1/">u1</a>' in alerts
+    assert '<a href="/runs/acme/u1/run-crowded/">run-crowded</a>' in alerts
+    assert '<a href="/actors/acme/u1/">acme/u1</a>' in alerts
     assert "<strong>2</strong>" in alerts
     assert "run-globex" not in alerts
 
@@ -184,7 +184,7 @@ def test_recent_ledger_events_are_the_readers_ten_newest(client, users, org, act
         writes.publish(org.globex, f"g{i}", "globex fact", principal=users.p_outsider)
     response = _login(client, users.owner).get("/")
     shown = [int(i) for i in re.findall(r'<tr id="event-(\d+)"', response.text)]
-    acme = ["tenant:acme", "team:ops", "actor:u1", "actor:u2"]
+    acme = ["tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"]
     expected = list(
         LedgerEvent.objects.filter(scope__in=acme).order_by("-id").values_list("id", flat=True)[:10]
     )

@@ -213,7 +213,7 @@ def test_htmx_republish_beyond_the_grant_is_refused_inside_the_fragment(client, 
 
 
 def test_htmx_republish_to_a_scope_not_offered_shows_the_error(client, users, learned):
-    response = _hx_post(client, users.owner, learned, "republish", {"target": "actor:u2"})
+    response = _hx_post(client, users.owner, learned, "republish", {"target": "actor:acme/u2"})
     assert response.status_code == 200 and _is_memory_fragment(response)
     assert "choose one of the wider scopes offered" in _notice(response)
     assert Memory.objects.filter(key="tz").count() == 1
@@ -224,7 +224,7 @@ def test_htmx_forget_redirects_to_the_scope_page_with_the_flash(client, users, o
     turns.resolve_turn(org.u1, "run-1", principal=org.acme_agent)
     response = _hx_post(client, users.owner, second, "forget", {"confirm_key": "tz"})
     assert response.status_code == 200
-    assert response["HX-Redirect"] == "/scopes/actor:u1/"
+    assert response["HX-Redirect"] == "/scopes/actor:acme/u1/"
     assert not Memory.objects.filter(key="tz").exists()
     assert LedgerEvent.objects.filter(kind="memory.forgotten").exists()
     assert "Forgotten: 2 versions erased" in client.get(response["HX-Redirect"]).text
@@ -358,7 +358,7 @@ def test_htmx_refusal_from_a_conflict_row_is_a_result_row_and_logged(client, use
     assert response.text.strip().startswith(
         f'<tr id="{_row_id(brief, formal)}" class="done done-error">'
     )
-    assert "Not allowed: you do not administer actor:u1" in _notice(response)
+    assert "Not allowed: you do not administer actor:acme/u1" in _notice(response)
     assert _fresh(brief).retired_at is None
     assert refusals("invalidate", 403, "user:auditor").exists()
 

@@ -88,7 +88,7 @@ def test_owner_sees_a_revoke_form_and_only_the_reaches_they_administer(client, u
     text = _login(client, users.owner).get("/keys/").text
     assert f'action="/keys/{org.acme_key.uid}/revoke/"' in text
     offered = set(re.findall(r'<option value="([^"]+)"[^>]*>\1', text.split('id="key-reach"')[1]))
-    assert offered == {"tenant:acme", "team:ops"}
+    assert offered == {"tenant:acme", "team:acme/ops"}
 
 
 def test_user_without_grants_gets_an_empty_page(client, users, django_user_model):
@@ -148,7 +148,7 @@ def test_owner_creates_a_key_and_sees_its_secret_once(client, users, org):
 
 
 def test_owner_creates_a_key_at_a_team_below_their_tenant(client, users, org):
-    assert _create(client, users.owner, "ops bot", "team:ops").status_code == 201
+    assert _create(client, users.owner, "ops bot", "team:acme/ops").status_code == 201
     assert ApiKey.objects.get(name="ops bot").reach == org.ops
 
 
@@ -157,7 +157,7 @@ def test_superuser_creates_a_global_key(client, users, org):
     assert ApiKey.objects.get(name="everywhere").reach == org.root
 
 
-@pytest.mark.parametrize("reach", ["tenant:globex", "global", "actor:x9", "tenant:nowhere"])
+@pytest.mark.parametrize("reach", ["tenant:globex", "global", "actor:globex/x9", "tenant:nowhere"])
 def test_owner_cannot_create_a_key_beyond_their_grants(client, users, org, reach):
     count = ApiKey.objects.count()
     response = _create(client, users.owner, "sneaky", reach)

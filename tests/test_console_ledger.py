@@ -16,8 +16,8 @@ from memory_core.grants import grant
 from memory_core.models import LedgerEvent
 from memory_core.principals import Principal
 
-ACME_TOKENS = {"tenant:acme", "team:ops", "actor:u1", "actor:u2"}
-GLOBEX_TOKENS = {"tenant:globex", "actor:x9"}
+ACME_TOKENS = {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
+GLOBEX_TOKENS = {"tenant:globex", "actor:globex/x9"}
 
 
 def _login(client, user):
@@ -101,7 +101,7 @@ def test_a_scope_filter_outside_the_grant_shows_nothing(client, users, events):
     "query, expected",
     [
         ("kind=memory.remembered", {"kind": "memory.remembered"}),
-        ("scope=team:ops", {"scope": "team:ops"}),
+        ("scope=team:acme/ops", {"scope": "team:acme/ops"}),
         ("principal=user:owner", {"principal": "user:owner"}),
         (
             "kind=memory.published&scope=tenant:acme",
@@ -292,7 +292,7 @@ def test_verify_without_htmx_redirects_with_the_verdict(client, users, events):
 
 
 def test_verify_names_the_first_tampered_event(client, users, events):
-    target = LedgerEvent.objects.get(kind="memory.published", scope="team:ops")
+    target = LedgerEvent.objects.get(kind="memory.published", scope="team:acme/ops")
     _tamper(target.id)
     for who in (users.auditor, users.su):
         response = _login(client, who).post("/ledger/verify/", headers={"HX-Request": "true"})
@@ -311,7 +311,7 @@ def test_verify_names_the_first_tampered_event(client, users, events):
 def test_a_broken_event_outside_the_grant_is_located_not_shown(
     client, users, org, events, django_user_model
 ):
-    # An auditor of team:ops reads part of the tenant:acme stream: its check walks that
+    # An auditor of team:acme/ops reads part of the tenant:acme stream: its check walks that
     # whole chain, but an event at tenant:acme itself is named only by its position.
     team_auditor = django_user_model.objects.create_user("teamaud", password="pw-team-123")
     grant("teamaud", org.ops, "auditor", principal=Principal.system("cli:test"))
@@ -378,7 +378,7 @@ def explain(sql: str) -> str:
     [
         ("kind=memory.published", "ledger_kind_idx"),
         ("principal=user:owner", "ledger_principal_idx"),
-        ("scope=team:ops", "ledger_scope_idx"),
+        ("scope=team:acme/ops", "ledger_scope_idx"),
     ],
 )
 def test_the_filtered_ledger_page_walks_an_index(client, users, events, query, index):

@@ -56,7 +56,7 @@ def test_memory_text_is_escaped_never_rendered_as_markup(client, users, org):
     ).memory
     turns.resolve_turn(org.u1, "r1", principal=org.acme_agent)
     client.force_login(users.owner)
-    for path in (f"/memories/{hostile.uid}/", "/scopes/actor:u1/"):
+    for path in (f"/memories/{hostile.uid}/", "/scopes/actor:acme/u1/"):
         response = client.get(path)
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
         assert "<script>alert" not in response.text
@@ -90,7 +90,7 @@ def test_page_lists_ledger_events_access_rows_and_runs_that_carried_it(client, u
     text = _page(client, users.auditor, learned).text
     assert "memory.remembered" in text
     assert "memory.pinned" in text
-    assert 'href="/runs/u1/run-7/"' in text
+    assert 'href="/runs/acme/u1/run-7/"' in text
     assert "works in CET" in text
     # The access log section shows the agent's turn that read it, with its principal.
     assert org.acme_key.principal in text
@@ -104,9 +104,9 @@ def test_agent_origin_links_to_actor_thread_and_run(client, users, org):
         org.u1, "tz", "works in CET", principal=org.acme_agent, run_id="run-1", thread_id="t-1"
     ).memory
     text = _page(client, users.owner, learned).text
-    assert 'href="/actors/u1/"' in text
-    assert 'href="/threads/t-1/"' in text
-    assert 'href="/runs/u1/run-1/"' in text
+    assert 'href="/actors/acme/u1/"' in text
+    assert 'href="/threads/t-1/?actor=acme%2Fu1"' in text
+    assert 'href="/runs/acme/u1/run-1/"' in text
     assert "origin no longer resolves" not in text
 
 
@@ -133,7 +133,7 @@ def test_owner_sees_the_actions_and_the_forget_explanation(client, users, org):
         assert f'action="/memories/{learned.uid}/{action}/"' in text
     assert "every version" in text and "every prompt line" in text
     # Republish offers the wider scopes of u1's chain that the owner administers, not global.
-    assert '<option value="team:ops">' in text
+    assert '<option value="team:acme/ops">' in text
     assert '<option value="tenant:acme">' in text
     assert '<option value="global">' not in text
 

@@ -197,7 +197,7 @@ def test_republish_can_retire_the_original(client, users, org, learned):
         users.owner,
         learned,
         "republish",
-        {"target": "team:ops", "text": "works in CET", "retire_original": "on"},
+        {"target": "team:acme/ops", "text": "works in CET", "retire_original": "on"},
     )
     assert Memory.objects.get(scope=org.ops, key="tz").promoted_from_id == learned.pk
     assert _fresh(learned).retired_reason == "promoted"
@@ -213,7 +213,9 @@ def test_republish_beyond_the_users_grant_is_403_and_logged(client, users, learn
 
 
 def test_republish_to_a_scope_not_offered_is_422(client, users, learned):
-    response = _post(client, users.owner, learned, "republish", {"target": "actor:u2", "text": "x"})
+    response = _post(
+        client, users.owner, learned, "republish", {"target": "actor:acme/u2", "text": "x"}
+    )
     assert response.status_code == 422
     assert "choose one of the wider scopes" in response.text
     assert Memory.objects.filter(key="tz").count() == 1
@@ -242,7 +244,7 @@ def test_forget_with_the_typed_key_erases_every_version_and_prompt_copy(
 ):
     response = _post(client, users.owner, in_prompts, "forget", {"confirm_key": "tz"})
     assert response.status_code == 302
-    assert response["Location"] == "/scopes/actor:u1/"
+    assert response["Location"] == "/scopes/actor:acme/u1/"
     assert not Memory.objects.filter(key="tz").exists()
     lines = DigestLine.objects.filter(memory_uid__in=[learned.uid, in_prompts.uid])
     assert lines.exists()

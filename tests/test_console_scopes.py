@@ -8,7 +8,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from memory_core import actors, writes
+from memory_core.actors import ensure_scope
 from memory_core.models import AccessLog, LedgerEvent, Memory
+from memory_core.principals import Principal
 from tests.console_helpers import refusals
 
 
@@ -18,7 +20,7 @@ def _login(client, user):
 
 
 def _tokens_listed(response) -> set[str]:
-    return set(re.findall(r'class="chip chip-[^"]*" href="/scopes/([^/"]+)/"', response.text))
+    return set(re.findall(r'class="chip chip-[^"]*" href="/scopes/([^"]+)/"', response.text))
 
 
 # --- who gets in -----------------------------------------------------------------------
@@ -54,22 +56,22 @@ def test_login_page_and_logging_in_and_out(client, users):
 
 def test_superuser_sees_every_scope(client, users, org):
     listed = _tokens_listed(_login(client, users.su).get("/scopes/"))
-    assert {"global", "tenant:acme", "team:ops", "tenant:globex", "actor:x9"} <= listed
+    assert {"global", "tenant:acme", "team:acme/ops", "tenant:globex", "actor:globex/x9"} <= listed
 
 
 def test_owner_sees_their_tenant_and_nothing_above_or_beside_it(client, users, org):
     listed = _tokens_listed(_login(client, users.owner).get("/scopes/"))
-    assert listed == {"tenant:acme", "team:ops", "actor:u1", "actor:u2"}
+    assert listed == {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 
 
 def test_auditor_sees_the_same_tree_as_the_owner(client, users, org):
     listed = _tokens_listed(_login(client, users.auditor).get("/scopes/"))
-    assert listed == {"tenant:acme", "team:ops", "actor:u1", "actor:u2"}
+    assert listed == {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 
 
 def test_outsider_sees_only_their_own_tenant(client, users, org):
     listed = _tokens_listed(_login(client, users.outsider).get("/scopes/"))
-    assert listed == {"tenant:globex", "actor:x9"}
+    assert listed == {"tenant:globex", "actor:globex/x9"}
 
 
 def test_user_without_grants_sees_an_empty_state(client, users, django_user_model):
@@ -87,7 +89,7 @@ def test_tree_shows_live_memory_counts(client, users, org):
     response = _login(client, users.owner).get("/scopes/")
     row = re.search(r'href="/scopes/tenant:acme/".*?</tr>', response.text, re.S).group(0)
     assert re.findall(r'<td class="num">(\d+)</td>', row) == ["2", "0", "1"]
-    row = re.search(r'href="/scopes/actor:u1/".*?</tr>', response.text, re.S).group(0)
+    row = re.search(r'href="/scopes/actor:acme/u1/".*?</tr>', response.text, re.S).group(0)
     assert re.findall(r'<td class="num">(\d+)</td>', row) == ["1", "1", "0"]
 
 
@@ -97,11 +99,11 @@ def test_tree_counts_take_the_same_number_of_queries_for_more_scopes(client, use
     with CaptureQueriesContext(connection) as few:
         client.get("/scopes/")
     for i in range(12):
-        scope, _ = actors.ensure_scope(f"team:t{i}", org.acme, principal=operator)
+        scope, _ = actors.ensure_scope(f"team:acme/t{i}", org.acme, principal=operator)
         writes.publish(scope, "k", f"fact {i}", principal=operator)
     with CaptureQueriesContext(connection) as many:
         response = client.get("/scopes/")
-    assert "team:t11" in response.text
+    assert "team:acme/t11" in response.text
     assert len(many.captured_queries) == len(few.captured_queries)
 
 
@@ -116,7 +118,7 @@ def test_readers_open_the_scope_page(client, users, org, who):
     assert "visible fact" in response.text
 
 
-@pytest.mark.parametrize("token", ["tenant:acme", "team:ops", "actor:u1", "global"])
+@pytest.mark.parametrize("token", ["tenant:acme", "team:acme/ops", "actor:acme/u1", "global"])
 def test_outsider_gets_404_on_scopes_outside_their_grant(client, users, org, token):
     response = _login(client, users.outsider).get(f"/scopes/{token}/")
     assert response.status_code == 404
@@ -174,7 +176,7 @@ def varied(users, org):
     ],
 )
 def test_scope_page_filters_as_a_plain_get(client, users, org, varied, query, shown):
-    response = _login(client, users.owner).get(f"/scopes/actor:u1/?{query}")
+    response = _login(client, users.owner).get(f"/scopes/actor:acme/u1/?{query}")
     assert response.status_code == 200
     keys = set(re.findall(r'<td class="key"><a href="/memories/[^/]+/">([^<]+)</a>', response.text))
     assert keys == shown
@@ -182,14 +184,14 @@ def test_scope_page_filters_as_a_plain_get(client, users, org, varied, query, sh
 
 def test_htmx_filter_request_gets_only_the_rows_fragment(client, users, org, varied):
     _login(client, users.owner)
-    fragment = client.get("/scopes/actor:u1/?author=agent", headers={"HX-Request": "true"})
+    fragment = client.get("/scopes/actor:acme/u1/?author=agent", headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert fragment.text.lstrip().startswith('<section id="memory-rows"')
     assert "<html" not in fragment.text
     assert "an agent concluded this" in fragment.text
     assert "a person wrote this" not in fragment.text
     assert "HX-Request" in fragment["Vary"]
-    page = client.get("/scopes/actor:u1/?author=agent")
+    page = client.get("/scopes/actor:acme/u1/?author=agent")
     assert "<html" in page.text and 'id="memory-rows"' in page.text
 
 
@@ -206,13 +208,13 @@ def test_scope_page_is_paged_with_real_links(client, users, org, operator):
     for i in range(60):
         writes.publish(org.ops, f"k{i:02d}", f"fact number {i}", principal=operator)
     _login(client, users.owner)
-    first = client.get("/scopes/team:ops/?author=human")
+    first = client.get("/scopes/team:acme/ops/?author=human")
     assert first.text.count('<td class="key">') == 50
     assert "page 1 of 2" in first.text
     # Page links keep the filters, and work with and without htmx.
-    assert 'href="/scopes/team:ops/?author=human&amp;page=2"' in first.text
-    assert 'hx-get="/scopes/team:ops/?author=human&amp;page=2"' in first.text
-    second = client.get("/scopes/team:ops/?author=human&page=2")
+    assert 'href="/scopes/team:acme/ops/?author=human&amp;page=2"' in first.text
+    assert 'hx-get="/scopes/team:acme/ops/?author=human&amp;page=2"' in first.text
+    second = client.get("/scopes/team:acme/ops/?author=human&page=2")
     assert second.text.count('<td class="key">') == 10
     read = AccessLog.objects.filter(action="scope.read").order_by("-id").first()
     assert read.count == 10 and len(read.memory_ids) == 10
@@ -222,28 +224,29 @@ def test_scope_page_is_paged_with_real_links(client, users, org, operator):
 
 
 def test_publish_form_is_shown_to_admins_only(client, users, org):
-    assert "Publish a memory here" in _login(client, users.owner).get("/scopes/team:ops/").text
-    assert "Publish a memory here" in _login(client, users.su).get("/scopes/team:ops/").text
+    assert "Publish a memory here" in _login(client, users.owner).get("/scopes/team:acme/ops/").text
+    assert "Publish a memory here" in _login(client, users.su).get("/scopes/team:acme/ops/").text
     assert (
-        "Publish a memory here" not in _login(client, users.auditor).get("/scopes/team:ops/").text
+        "Publish a memory here"
+        not in _login(client, users.auditor).get("/scopes/team:acme/ops/").text
     )
 
 
 @pytest.mark.parametrize("who", ["owner", "su"])
 def test_admin_publishes_a_memory_with_a_ledger_event(client, users, org, who):
     response = _login(client, getattr(users, who)).post(
-        "/scopes/team:ops/publish/",
+        "/scopes/team:acme/ops/publish/",
         {"key": "on-call", "text": "page the ops rota", "tags": "ops, rota", "pinned": "on"},
     )
     assert response.status_code == 302
-    assert response["Location"] == "/scopes/team:ops/"
+    assert response["Location"] == "/scopes/team:acme/ops/"
     memory = Memory.objects.get(scope=org.ops, key="on-call")
     assert memory.author == "human"
     assert memory.origin_user == getattr(users, who).username
     assert memory.pinned and memory.tags == ["ops", "rota"]
     assert LedgerEvent.objects.filter(kind="memory.published", payload__memory=memory.uid).exists()
-    follow = client.get("/scopes/team:ops/")
-    assert f"Published {memory.uid} at team:ops." in follow.text
+    follow = client.get("/scopes/team:acme/ops/")
+    assert f"Published {memory.uid} at team:acme/ops." in follow.text
 
 
 def test_auditor_publish_is_403_writes_nothing_and_is_logged(client, users, org):
@@ -276,7 +279,14 @@ def test_invalid_publish_rerenders_the_form_with_the_message_and_writes_nothing(
 
 
 def test_publish_is_post_only(client, users, org):
-    assert _login(client, users.owner).get("/scopes/tenant:acme/publish/").status_code == 405
+    # A GET of the publish address is the page of a scope whose last name is "publish"
+    # (`team:acme/publish` is a fine team name): none here, so a 404, and nothing written.
+    before = Memory.objects.count()
+    assert _login(client, users.owner).get("/scopes/tenant:acme/publish/").status_code == 404
+    ensure_scope("team:acme/publish", org.acme, principal=Principal.system("cli:test"))
+    page = client.get("/scopes/team:acme/publish/")
+    assert page.status_code == 200 and "team:acme/publish" in page.text
+    assert Memory.objects.count() == before
 
 
 def test_publish_without_csrf_token_is_refused(users, org):

@@ -54,8 +54,8 @@ def test_readers_see_the_messages_grouped_by_run(client, users, conversation, wh
     assert response.status_code == 200
     assert _groups(response.text) == [["I work in CET", "Noted."], ["When is lunch?"]]
     # run-2 stored a digest, so its group links to the run page; run-1 did not.
-    assert 'href="/runs/u1/run-2/"' in response.text
-    assert 'href="/runs/u1/run-1/"' not in response.text
+    assert 'href="/runs/acme/u1/run-2/"' in response.text
+    assert 'href="/runs/acme/u1/run-1/"' not in response.text
     # The memory learned in run-1 is listed with it.
     assert f'href="/memories/{conversation.uid}/"' in response.text
 
@@ -72,12 +72,12 @@ def test_outsider_and_unknown_threads_are_404(client, users, conversation):
 def test_a_shared_thread_id_shows_only_what_each_reader_may_read(client, users, shared_ref):
     client.force_login(users.su)
     text = client.get("/threads/t-1/").text
-    assert 'id="thread-u1"' in text and 'id="thread-x9"' in text
-    assert 'href="/threads/t-1/?actor=x9"' in text  # pick one
+    assert 'id="thread-acme/u1"' in text and 'id="thread-globex/x9"' in text
+    assert 'href="/threads/t-1/?actor=globex%2Fx9"' in text  # pick one
     client.force_login(users.owner)
     text = client.get("/threads/t-1/").text
-    assert 'id="thread-u1"' in text and "globex secret plans" not in text
-    assert client.get("/threads/t-1/?actor=x9").status_code == 404
+    assert 'id="thread-acme/u1"' in text and "globex secret plans" not in text
+    assert client.get("/threads/t-1/?actor=globex/x9").status_code == 404
     client.force_login(users.outsider)
     text = client.get("/threads/t-1/").text
     assert "globex secret plans" in text and "I work in CET" not in text
@@ -85,13 +85,13 @@ def test_a_shared_thread_id_shows_only_what_each_reader_may_read(client, users, 
 
 def test_actor_picks_one_thread(client, users, shared_ref):
     client.force_login(users.su)
-    text = client.get("/threads/t-1/?actor=x9").text
+    text = client.get("/threads/t-1/?actor=globex/x9").text
     assert "globex secret plans" in text and "I work in CET" not in text
 
 
 def test_a_run_can_be_highlighted(client, users, conversation):
     client.force_login(users.auditor)
-    text = client.get("/threads/t-1/?actor=u1&run=run-1").text
+    text = client.get("/threads/t-1/?actor=acme%2Fu1&run=run-1").text
     highlighted = re.findall(r'<li class="run-group highlighted".*?</li>', text, flags=re.S)
     assert len(highlighted) == 1 and "I work in CET" in highlighted[0]
 
@@ -132,7 +132,7 @@ def test_reading_writes_an_access_log_row_per_thread(client, users, shared_ref, 
     client.force_login(users.su)
     client.get("/threads/t-1/")
     rows = {row.actor_ref: row for row in AccessLog.objects.filter(action="thread.read")}
-    assert set(rows) == {"u1", "x9"}
-    assert rows["u1"].memory_ids == [conversation.uid]
-    assert rows["u1"].count == 3 and rows["u1"].channel == "console"
-    assert "CET" not in repr(rows["u1"].detail)
+    assert set(rows) == {"acme/u1", "globex/x9"}
+    assert rows["acme/u1"].memory_ids == [conversation.uid]
+    assert rows["acme/u1"].count == 3 and rows["acme/u1"].channel == "console"
+    assert "CET" not in repr(rows["acme/u1"].detail)

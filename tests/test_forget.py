@@ -102,3 +102,15 @@ def test_forgetting_a_promoted_original_keeps_the_republished_copy(org, users):
     forgetting.forget(agent, principal=users.p_owner)
     copy.refresh_from_db()
     assert copy.promoted_from is None and copy.text == "miles"
+
+
+def test_the_forget_confirmation_and_the_api_docs_say_what_a_forget_leaves(client, users, org):
+    """Messages and stored turn queries that mention the fact stay until pruned; both the
+    console's confirmation and the API's description say so."""
+    note = writes.remember(org.u1, "tz", "works in CET", principal=org.acme_agent).memory
+    client.force_login(users.owner)
+    page = client.get(f"/memories/{note.uid}/").text
+    assert "What a forget leaves" in page and "prune_history" in page
+    schema = client.get("/api/v1/openapi.json").json()
+    forget = schema["paths"]["/api/v1/memories/{memory_id}"]["delete"]
+    assert "prune_history" in forget["description"] and "erases the person" in forget["description"]

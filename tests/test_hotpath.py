@@ -72,7 +72,7 @@ def test_shape_rows_give_the_shape_the_model_path_gives(org, operator):
 
 def test_actor_lookup_reads_the_actor_its_scope_and_its_chain_at_once(org):
     found = actors.actor_for_key("u1", org.acme_key, org.acme_agent)
-    stored = Actor.objects.select_related("scope").get(ref="u1")
+    stored = Actor.objects.select_related("scope").get(ref="acme/u1")
     assert (found.pk, found.ref, found.display_name, found.scope_id, found.created_at) == (
         stored.pk,
         stored.ref,
@@ -80,8 +80,8 @@ def test_actor_lookup_reads_the_actor_its_scope_and_its_chain_at_once(org):
         stored.scope_id,
         stored.created_at,
     )
-    assert found.scope.token == "actor:u1" and found.scope.stream == stored.scope.stream
-    assert found.membership_tokens == ["team:ops", "tenant:acme"]
+    assert found.scope.token == "actor:acme/u1" and found.scope.stream == stored.scope.stream
+    assert found.membership_tokens == ["team:acme/ops", "tenant:acme"]
     assert actors.chain_of(found) == actors.chain_of(stored)
     assert not found._state.adding  # saved as a loaded instance, not inserted
 
@@ -89,7 +89,7 @@ def test_actor_lookup_reads_the_actor_its_scope_and_its_chain_at_once(org):
 def test_membership_changes_drop_the_chain_read_with_the_actor(org):
     found = actors.actor_for_key("u1", org.acme_key, org.acme_agent)
     actors._set_memberships(found, [org.acme])
-    assert actors.chain_of(found) == ("actor:u1", "tenant:acme", "global")
+    assert actors.chain_of(found) == ("actor:acme/u1", "tenant:acme", "global")
 
 
 def test_api_key_lookup_carries_its_reach_and_refuses_revoked_keys(org, operator):

@@ -36,3 +36,15 @@ def test_services_refuse_unstorable_ids_and_change_nothing(org):
         transcripts.record_message(org.u1, "thr", "user", "x\x00", principal=org.acme_agent)
     assert not Memory.objects.exists() and not Digest.objects.exists()
     assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
+def test_host_ids_refuse_line_and_paragraph_separators(separator):
+    assert host_id_problem(f"run{separator}1", "run_id") == (
+        "run_id contains a control, line-separator or bidirectional formatting character "
+        f"(U+{ord(separator):04X})"
+    )
+
+
+def test_free_text_keeps_line_and_paragraph_separators():
+    assert text_problem("one\u2028two\u2029three", "text", 100) is None

@@ -23,8 +23,8 @@ def test_each_stream_is_its_own_chain(org, operator):
         assert events[0].prev_hash == ledger.GENESIS and events[0].seq == 1
         for before, after in zip(events, events[1:], strict=False):
             assert after.prev_hash == before.hash and after.seq == before.seq + 1
-    # team:ops sits under tenant:acme, so its events join that tenant's stream.
-    assert LedgerEvent.objects.get(kind="memory.published", scope="team:ops").stream == (
+    # team:acme/ops sits under tenant:acme, so its events join that tenant's stream.
+    assert LedgerEvent.objects.get(kind="memory.published", scope="team:acme/ops").stream == (
         "tenant:acme"
     )
 
@@ -117,8 +117,8 @@ def test_twenty_simultaneous_remembers_leave_one_live_row_and_an_unforked_chain(
 
 
 SEALS = [
-    ("tenant:acme", 1, "memory.published", "team:ops", "user:ann", None, {}),
-    ("global", 7, "actor.registered", "actor:u1", "key:mc_ab", "u1", {"scopes": ["a", "b"]}),
+    ("tenant:acme", 1, "memory.published", "team:acme/ops", "user:ann", None, {}),
+    ("global", 7, "actor.registered", "actor:acme/u1", "key:mc_ab", "u1", {"scopes": ["a", "b"]}),
     # Keys of one length sort by bytes, shorter keys first (jsonb's order, not Python's).
     ("tenant:acme", 2, "k", "s", "p", "a", {"memories": ["x"], "pinned": True, "chars": 3}),
     # Escapes and text outside ASCII: quotes, backslash, control characters, emoji, RTL.

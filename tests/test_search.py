@@ -49,8 +49,8 @@ def test_search_returns_the_resolved_entry_with_overrides_plus_pinned_keys(org, 
     items, tier = turns.search_memories(org.u1, "calendar", principal=org.acme_agent)
     assert tier == "fts"
     assert [(i["key"], i["scope"]) for i in items] == [
-        ("fiscal-year", "actor:u1"),
-        ("manifest", "team:ops"),
+        ("fiscal-year", "actor:acme/u1"),
+        ("manifest", "team:acme/ops"),
     ]
     assert items[0]["overrides"][0]["scope"] == "global"
 

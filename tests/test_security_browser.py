@@ -63,7 +63,7 @@ def content(org, users):
     transcripts.record_message(org.u1, "t1", "user", "I like miles", principal=org.acme_agent)
     turns.resolve_turn(org.u1, "run-1", principal=org.acme_agent, thread_id="t1")
     turns.resolve_turn(org.u2, "run-2", principal=org.acme_agent)
-    audit.record(org.globex_agent, "remember", 404, actor_ref="u1")
+    audit.record(org.globex_agent, "remember", 404, actor_ref="acme/u1")
     return note
 
 
@@ -77,13 +77,13 @@ def test_console_pages_load_with_no_csp_violation(watched, content):
         "/scopes/",
         "/scopes/tenant:acme/",
         f"/memories/{content.uid}/",
-        "/actors/u1/",
+        "/actors/acme/u1/",
         "/conflicts/",
         "/ledger/",
         "/access/",
         "/attribution/",
         "/runs/",
-        "/runs/u1/run-1/",
+        "/runs/acme/u1/run-1/",
         "/threads/t1/",
         "/keys/",
         "/users/",
@@ -106,12 +106,12 @@ def test_htmx_filter_swaps_work_under_the_policy(watched, content):
     page.goto("/runs/")
     page.evaluate("window.notReloaded = true")
     assert "2 runs" in page.inner_text("#run-rows .count")
-    page.fill("form.filters input[name=actor]", "u1")
+    page.fill("form.filters input[name=actor]", "acme/u1")
     page.click("form.filters button[type=submit]")
-    expect(page.locator("#run-rows .count")).to_contain_text("of actor u1")
+    expect(page.locator("#run-rows .count")).to_contain_text("of actor acme/u1")
     assert page.evaluate("window.notReloaded") is True  # swapped in place, no navigation
-    assert "actor=u1" in page.url  # hx-push-url
-    assert "1 run of actor u1" in page.inner_text("#run-rows .count")
+    assert "actor=acme%2Fu1" in page.url  # hx-push-url
+    assert "1 run of actor acme/u1" in page.inner_text("#run-rows .count")
 
     page.goto("/access/")
     page.evaluate("window.notReloaded = true")

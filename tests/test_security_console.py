@@ -103,8 +103,8 @@ def content(org, users, operator):
 def _sample_kwargs(pattern: URLPattern, memory_uid: str, key_uid: str) -> dict:
     samples = {
         "token": "tenant:acme",
-        "ref": "u1",
-        "actor": "u1",
+        "ref": "acme/u1",
+        "path": "acme/u1/run-1",
         "run_id": "run-1",
         "thread_id": "t1",
         "uid": key_uid if pattern.name.startswith("key-") else memory_uid,

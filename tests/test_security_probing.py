@@ -79,7 +79,7 @@ def victim(client, org, operator):
         learned.take(response.json())
         return response
 
-    call("put", "/api/v1/actors/v1", {"display_name": "Victim", "scopes": ["team:ops"]})
+    call("put", "/api/v1/actors/v1", {"display_name": "Victim", "scopes": ["team:acme/ops"]})
     call(
         "post",
         "/api/v1/threads/thr-secret/messages",
@@ -116,7 +116,9 @@ def probes(learned, own_actor: str):
     """(name, method, path, data) for every endpoint, with every learned id."""
     out = []
     runs, threads = sorted(learned.runs), sorted(learned.threads)
-    for ref in sorted(learned.actors):
+    # Names are per tenant: to the prober's key a bare `v1` is its own tenant's v1 (another
+    # person), so the victim's actors are probed by their qualified names.
+    for ref in sorted({r if "/" in r else f"acme/{r}" for r in learned.actors}):
         out += [
             ("actor.get", "get", f"/api/v1/actors/{ref}", None),
             ("actor.put", "put", f"/api/v1/actors/{ref}", {"scopes": ["tenant:globex"]}),
@@ -165,7 +167,7 @@ def probes(learned, own_actor: str):
                 )
     # Memory ids: with each learned actor, and with the prober's own actor.
     for memory_id in sorted(learned.memory_ids):
-        for ref in [*sorted(learned.actors), own_actor]:
+        for ref in [*sorted({r if "/" in r else f"acme/{r}" for r in learned.actors}), own_actor]:
             out += [
                 ("memory.get", "get", f"/api/v1/memories/{memory_id}", {"actor": ref}),
                 ("forget", "delete", f"/api/v1/memories/{memory_id}?actor={ref}", None),

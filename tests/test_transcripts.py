@@ -37,7 +37,7 @@ def test_a_memory_outlives_its_conversation_and_its_origin_stops_resolving(org, 
     transcripts.prune_history(0, principal=operator)
     items, _ = turns.read_back(org.u1, principal=org.acme_agent)
     assert items[0]["origin"] == {
-        "actor": "u1",
+        "actor": "acme/u1",
         "thread_id": "thr_1",
         "run_id": "r1",
         "tool_call_id": "c1",

@@ -22,14 +22,14 @@ def worked_example(org, operator):
 def test_worked_example_block_has_both_sections_and_the_beaten_policy(org, worked_example):
     units, october, calendar = worked_example
     turn = turns.resolve_turn(org.u1, "run_1", principal=org.acme_agent)
-    assert turn.scopes == ["actor:u1", "team:ops", "tenant:acme", "global"]
+    assert turn.scopes == ["actor:acme/u1", "team:acme/ops", "tenant:acme", "global"]
     lines = turn.block.split("\n")
     assert lines[0] == "<memory>" and lines[-1] == "</memory>"
     human = lines.index(next(ln for ln in lines if ln.startswith("Stated by people.")))
     agent = lines.index(next(ln for ln in lines if ln.startswith("Concluded by you.")))
     assert human < agent
     assert lines[human + 1] == "- [global] units: report distances in kilometres"
-    assert lines[agent + 1] == "- [actor:u1] fiscal-year: they report on the calendar year"
+    assert lines[agent + 1] == "- [actor:acme/u1] fiscal-year: they report on the calendar year"
     assert lines[agent + 2] == "    ↳ [global] a person stated: the fiscal year starts in October"
     assert turn.lines == [
         {"n": 1, "text": lines[human + 1], "memory_id": units.uid},
@@ -118,7 +118,7 @@ def test_pin_at_a_wide_scope_makes_a_narrow_override_always_on(org, operator):
     # The pin is the global record's, but it belongs to the key: the actor's override
     # is the one kept, while each memory shape still reports its own record's flag.
     assert [(e["key"], e["scope"], e["pinned"]) for e in turn.entries] == [
-        ("fiscal-year", "actor:u1", False)
+        ("fiscal-year", "actor:acme/u1", False)
     ]
     assert turn.stats["pinned_omitted"] == 0 and turn.stats["omitted"] == 3
 
@@ -180,5 +180,5 @@ def test_a_memory_forgotten_between_read_and_write_is_not_stored_and_the_turn_re
     digest = Digest.objects.get(actor=org.u1, run_id="run-vanish")
     assert "miles" not in digest.block and "brief" in digest.block
     assert digest.lines.count() == 1
-    logged = AccessLog.objects.filter(action="turn", actor_ref="u1")
+    logged = AccessLog.objects.filter(action="turn", actor_ref="acme/u1")
     assert [row.memory_ids for row in logged] == [turn.memory_ids]

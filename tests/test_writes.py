@@ -16,14 +16,14 @@ def test_remember_writes_an_agent_memory_at_the_actors_own_scope(org):
     m = written.memory
     assert written.created
     assert (m.scope.token, m.author, m.origin_actor, m.origin_thread) == (
-        "actor:u1",
+        "actor:acme/u1",
         "agent",
         org.u1,
         "thr_1",
     )
     event = LedgerEvent.objects.filter(kind="memory.remembered").get()
     assert event.payload == {"memory": m.uid, "supersedes": None, "chars": len(m.text)}
-    assert event.stream == "tenant:acme" and event.actor_ref == "u1"
+    assert event.stream == "tenant:acme" and event.actor_ref == "acme/u1"
     row = AccessLog.objects.filter(action="remember").get()
     assert (row.outcome, row.memory_ids, row.principal) == (201, [m.uid], org.acme_agent.name)
 
@@ -96,7 +96,7 @@ def test_correct_writes_a_human_version_superseding_the_agents(org, users):
 def test_promote_republishes_wider_with_a_link_and_optional_retirement(org, users):
     agent = _remember(org).memory
     assert [s.token for s in writes.promotion_targets(agent)] == [
-        "team:ops",
+        "team:acme/ops",
         "tenant:acme",
         "global",
     ]

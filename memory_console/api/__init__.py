@@ -9,6 +9,8 @@ import logging
 
 from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
@@ -18,6 +20,13 @@ from memory_console.api.auth import ApiKeyBearer
 from memory_core.errors import DomainError
 
 logger = logging.getLogger(__name__)
+
+
+def read_only_document(view):
+    """The OpenAPI document and the docs page: GET and HEAD, anything else a 405 (JSON, by
+    ApiErrorsAsJsonMiddleware). Exempt from CSRF like every API view, so a POST is told
+    the method is wrong rather than shown the CSRF page."""
+    return csrf_exempt(require_safe(view))
 
 
 class AgentAPI(NinjaAPI):
@@ -37,6 +46,7 @@ api = AgentAPI(
     urls_namespace="api",
     docs_url="/docs",
     openapi_url="/openapi.json",
+    docs_decorator=read_only_document,
     auth=ApiKeyBearer(),
 )
 
@@ -75,9 +85,12 @@ def database_unavailable(request, error: OperationalError | InterfaceError):
     return api.create_response(request, {"detail": kind}, status=503)
 
 
+@csrf_exempt
 def unknown_path(request, *args, **kwargs):
-    """Anything under /api/v1/ that names no operation (e.g. `/actors/` with an empty ref):
-    a 404 in the API's own `{"detail": ...}` shape rather than Django's HTML page."""
+    """Anything under /api/ that names no operation (e.g. `/actors/` with an empty ref, or
+    `/api/v2/…`): a 404 in the API's own `{"detail": ...}` shape, whatever the method.
+    Exempt from CSRF, as the API's operations are (they take a bearer key, not a cookie),
+    so a POST to a mistyped path is a 404 rather than Django's CSRF page."""
     return JsonResponse({"detail": "Not Found"}, status=404)
 
 

@@ -12,11 +12,13 @@ from ninja import Query, Router, Status
 
 from memory_console.api.bodies import sent_as_is
 from memory_console.api.schemas import (
+    ActorRef,
+    HostId,
     MemoryOut,
     MemoryPageOut,
     RememberIn,
     SearchOut,
-    Text,
+    SearchQuery,
     errors,
 )
 from memory_core import actors, audit, forgetting, turns, writes
@@ -26,7 +28,7 @@ from memory_core.models import Memory
 router = Router(tags=["memories"])
 
 ActorParam = Annotated[
-    Text,
+    ActorRef,
     Query(description="The actor the agent works for; 404 if unknown or outside the key's reach."),
 ]
 
@@ -87,7 +89,7 @@ def read_back(
     request,
     actor: ActorParam,
     thread_id: Annotated[
-        Text | None, Query(description="Only what was learned in this thread.")
+        HostId | None, Query(description="Only what was learned in this thread.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
@@ -112,7 +114,7 @@ def read_back(
 def search(
     request,
     actor: ActorParam,
-    q: Annotated[Text, Query(description="What to look for (at most 2000 characters).")],
+    q: Annotated[SearchQuery, Query(description="What to look for (at most 2000 characters).")],
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
 ):
     """The best `limit` keys for `q`, precedence-resolved, plus every pinned key; `tier`
@@ -153,9 +155,14 @@ def get_memory(request, memory_id: str, actor: ActorParam):
 )
 def forget(request, memory_id: str, actor: ActorParam):
     """204: every version of the memory is erased and its text scrubbed from stored
-    digests. 403: the actor sees it, but it is held at a wider scope (an administrator
-    forgets it in the console). 404: the actor cannot see it (another actor's, another
-    tenant's, unknown, already forgotten)."""
+    digests (their prompt lines read `[forgotten]`). 403: the actor sees it, but it is held
+    at a wider scope (an administrator forgets it in the console). 404: the actor cannot
+    see it (another actor's, another tenant's, unknown, already forgotten).
+
+    What a forget leaves: the conversation messages posted to `/threads/…/messages` and the
+    `query` text of stored turns are not searched or changed, even where they mention the
+    fact; they stay until the thread is pruned (`manage.py prune_history`). To remove
+    everything held about a person, an administrator erases the person in the console."""
     principal = request.auth
     owner = actors.actor_for_key(actor, principal.api_key, principal)
     # Any version, live or retired: a retired version of the actor's own memory still

@@ -1,17 +1,31 @@
 """The agent API's request and response shapes (API.md), declared field by field.
 
 Request bodies forbid unknown fields, so a `scope` sent to POST /memories is a 422 rather
-than silently ignored. Free-text fields are checked here only for what the database cannot
-store (NUL, unpaired surrogates) and for the column widths the services do not check
-themselves; everything with a domain rule (refs, keys, facts, scopes) is left to the
-service, whose messages name the rule and the limit (e.g. "fact is 241 characters; the
-limit is 240 characters").
+than silently ignored. Every field's schema states exactly what the server takes: lengths,
+patterns and ranges (memory_console/api/patterns.py), so a generated client never sends a
+request the schema allows and the server refuses. Where a field has a domain rule (refs,
+keys, facts, scopes) the schema only *states* it and the service enforces it, because the
+service's refusal names the rule and the limit ("fact is 241 characters; the limit is 240
+characters") and is access-logged; what has no service of its own to check it (what the
+database cannot store, the columns' widths, the ids' characters, integer ranges) is
+enforced here.
 """
 
 from typing import Annotated, Literal
 
+from django.conf import settings
 from ninja import Schema
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
+from pydantic.fields import FieldInfo
+
+from memory_console.api import patterns
+from memory_core.inputs import HOST_ID_MAX, bad_host_id_char
+from memory_core.scopes import KEY_MAX_CHARS, REF_MAX_CHARS, SCOPE_MAX_CHARS
+from memory_core.transcripts import MAX_MESSAGE_CHARS
+from memory_core.turns import MAX_QUERY_CHARS
+
+MAX_MEMBERSHIPS = 32
+DISPLAY_NAME_MAX = 200
 
 
 def storable(value: str) -> str:
@@ -25,15 +39,73 @@ def storable(value: str) -> str:
     return value
 
 
-Text = Annotated[str, AfterValidator(storable)]
+def printable_id(value: str) -> str:
+    """The rule of inputs.host_id_problem, for every id the host names (a read filter too)."""
+    bad = bad_host_id_char(value)
+    if bad:
+        raise ValueError(
+            f"must not contain control, line-separator or bidirectional formatting "
+            f"characters ({bad})"
+        )
+    return value
+
+
+def json_integer(value: object) -> int:
+    """JSON Schema's integer: 3 and 3.0, never `true` or "3" (pydantic's lax int takes
+    both, so `false` was a budget of 0)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        suffix = ", got a number with a fractional part" if isinstance(value, float) else ""
+        raise ValueError(f"Input should be a valid integer{suffix}")
+    return value
+
+
+def stated(**keywords) -> FieldInfo:
+    """What the OpenAPI document says of a field whose rule a service enforces."""
+    return Field(json_schema_extra=keywords)
+
+
+def _fact_schema(schema: dict) -> None:
+    # Read when the document is built, so it follows the configured limit.
+    schema.update(pattern=patterns.FACT, minLength=1, maxLength=settings.MEMORY_MAX_FACT_CHARS)
+
+
+# Free text, multi-line by nature (a display name; a message and a query below).
+Text = Annotated[str, AfterValidator(storable), stated(pattern=patterns.TEXT)]
 # run, thread and tool-call ids are the host's own; the columns holding them are 128 wide.
-HostId = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(storable)]
+HostId = Annotated[
+    str,
+    Field(min_length=1, max_length=HOST_ID_MAX, json_schema_extra={"pattern": patterns.HOST_ID}),
+    AfterValidator(printable_id),
+]
+# The pattern is the service's to enforce (its refusal explains a ref); the length is the
+# width of the columns that hold a ref, the access log's among them.
 ActorRef = Annotated[
-    Text,
+    str,
     Field(
-        description="The host's id for the person the agent works for (e.g. `u1`).",
+        max_length=REF_MAX_CHARS,
+        description=(
+            "The host's id for the person the agent works for: `u1`, or tenant-qualified "
+            "`acme/u1` (a key whose reach lies in tenant acme reads `u1` as `acme/u1`)."
+        ),
         examples=["u1"],
+        json_schema_extra={"pattern": patterns.REF},
     ),
+    AfterValidator(storable),
+]
+QueryText = Annotated[
+    str, AfterValidator(storable), stated(pattern=patterns.TEXT, maxLength=MAX_QUERY_CHARS)
+]
+SearchQuery = Annotated[
+    str,
+    AfterValidator(storable),
+    stated(pattern=patterns.SEARCH, minLength=1, maxLength=MAX_QUERY_CHARS),
+]
+MembershipToken = Annotated[
+    str,
+    AfterValidator(storable),
+    stated(pattern=patterns.MEMBERSHIP, maxLength=SCOPE_MAX_CHARS),
 ]
 
 
@@ -50,22 +122,25 @@ class TurnIn(RequestBody):
     actor: ActorRef
     run_id: HostId = Field(description="One agent turn; a repeat returns the stored digest.")
     thread_id: HostId | None = None
-    query: Text | None = Field(None, description="Recall by relevance to this text.")
-    max_memories: int | None = Field(
-        None, ge=0, description="Lowers the server's MEMORY_MAX_LINES for a turn, never raises it."
+    query: QueryText | None = Field(None, description="Recall by relevance to this text.")
+    # At least 1: a budget of 0 would leave out every pinned memory, and say so as an alert.
+    max_memories: Annotated[int, Field(ge=1), BeforeValidator(json_integer)] | None = Field(
+        None, description="Lowers the server's MEMORY_MAX_LINES for a turn, never raises it."
     )
 
 
 class RememberIn(RequestBody):
     actor: ActorRef
-    key: Text = Field(
+    key: Annotated[str, AfterValidator(storable)] = Field(
         description="A slug: lowercase letters, digits, '.', '_' and '-', at most 64 characters.",
         examples=["fiscal-year"],
+        json_schema_extra={"pattern": patterns.KEY, "maxLength": KEY_MAX_CHARS},
     )
-    # No max_length here on purpose: the service's refusal names MEMORY_MAX_FACT_CHARS.
-    fact: Text = Field(
+    # Stated, not enforced here: the service's refusal names MEMORY_MAX_FACT_CHARS.
+    fact: Annotated[str, AfterValidator(storable)] = Field(
         description="One line, at most MEMORY_MAX_FACT_CHARS (default 240) characters.",
         examples=["they report on the calendar year"],
+        json_schema_extra=_fact_schema,
     )
     run_id: HostId | None = None
     tool_call_id: HostId | None = Field(
@@ -75,13 +150,17 @@ class RememberIn(RequestBody):
 
 
 class ActorIn(RequestBody):
-    display_name: Annotated[Text, Field(max_length=200)] | None = Field(
+    display_name: Annotated[Text, Field(max_length=DISPLAY_NAME_MAX)] | None = Field(
         None, description="null keeps the current name."
     )
-    scopes: list[Text] = Field(
-        max_length=32,
-        description="Memberships, narrowest first, without actor:… and global.",
+    scopes: list[MembershipToken] = Field(
+        max_length=MAX_MEMBERSHIPS,
+        description=(
+            "Memberships, narrowest first, without actor:… and global, each listed once; "
+            "`team:ops` names the key's tenant's team (`team:acme/ops`)."
+        ),
         examples=[["team:ops", "tenant:acme"]],
+        json_schema_extra={"uniqueItems": True},
     )
 
 
@@ -89,7 +168,9 @@ class MessageIn(RequestBody):
     actor: ActorRef
     run_id: HostId | None = None
     role: Literal["user", "assistant", "tool"]
-    text: Text
+    text: Annotated[
+        str, AfterValidator(storable), stated(pattern=patterns.TEXT, maxLength=MAX_MESSAGE_CHARS)
+    ]
 
 
 # --- responses --------------------------------------------------------------------------

@@ -17,7 +17,8 @@ router = Router(tags=["turns"])
 def take_turn(request, payload: TurnIn):
     """The first request for (actor, run_id) composes and stores the digest; a repeat returns
     the stored one unchanged. An actor seen for the first time is registered with the chain
-    `[actor:<ref>, <key's reach unless global>, global]`."""
+    `[actor:<tenant>/<ref>, <key's reach unless global>, global]`; a key whose reach lies in
+    tenant T names actors relative to T (`u1` is `T/u1`)."""
     principal = request.auth
     actor = actors.actor_for_key(payload.actor, principal.api_key, principal, register=True)
     turn = turns.resolve_turn(
@@ -28,4 +29,7 @@ def take_turn(request, payload: TurnIn):
         query=payload.query,
         max_memories=payload.max_memories,
     )
-    return sent_as_is(turn.body())
+    body = turn.body()
+    # Echo the actor as sent (`u1`), whether this turn was composed now or replayed.
+    body["actor"] = payload.actor
+    return sent_as_is(body)

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Q
 from django.shortcuts import render
 
+from memory_console.console.links import run_candidates
 from memory_core import audit
 from memory_core.errors import DomainError, Forbidden, Invalid, NotFound
 from memory_core.models import (
@@ -224,12 +225,14 @@ def digests_for_reader(user):
     return _for_readable_actors(Digest.objects.select_related("actor"), user, "actor")
 
 
-def digest_for_reader(user, actor_ref: str, run_id: str) -> Digest:
-    """The digest of run `run_id` of actor `actor_ref`, if the user may read that actor."""
-    digest = digests_for_reader(user).filter(actor__ref=actor_ref, run_id=run_id).first()
-    if digest is None:
-        raise NotFound("run not found")
-    return digest
+def digest_for_reader(user, path: str) -> Digest:
+    """The digest at `/runs/<path>/` (`<actor ref>/<run id>`, see links.run_candidates),
+    if the user may read that actor."""
+    for actor_ref, run_id in run_candidates(path):
+        digest = digests_for_reader(user).filter(actor__ref=actor_ref, run_id=run_id).first()
+        if digest is not None:
+            return digest
+    raise NotFound("run not found")
 
 
 def digest_lines_for_reader(user):

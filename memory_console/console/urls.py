@@ -33,8 +33,11 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),
     path("", dashboard.dashboard, name="home"),
     path("scopes/", scopes.scope_list, name="scopes"),
-    path("scopes/<str:token>/", scopes.scope_detail, name="scope"),
-    path("scopes/<str:token>/publish/", scopes.scope_publish, name="scope-publish"),
+    # Tokens named inside a tenant hold a "/" (`team:acme/ops`); "publish/" below a scope
+    # is tried first, and answers a GET with the page of the scope whose last name is
+    # "publish" (views/scopes.py).
+    path("scopes/<path:token>/publish/", scopes.scope_publish, name="scope-publish"),
+    path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),
     path("memories/<str:uid>/correct/", memory_actions.correct, name="memory-correct"),
     path("memories/<str:uid>/republish/", memory_actions.republish, name="memory-republish"),
@@ -42,7 +45,8 @@ urlpatterns = [
     path("memories/<str:uid>/unpin/", memory_actions.unpin, name="memory-unpin"),
     path("memories/<str:uid>/invalidate/", memory_actions.invalidate, name="memory-invalidate"),
     path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
-    path("actors/<str:ref>/", actors.actor_detail, name="actor"),
+    # Refs are qualified by their tenant (`acme/u1`); nothing is routed below an actor.
+    path("actors/<path:ref>/", actors.actor_detail, name="actor"),
     path("conflicts/", conflicts.conflict_list, name="conflicts"),
     path("ledger/", ledger.ledger_list, name="ledger"),
     path("ledger/new/", ledger.ledger_new, name="ledger-new"),
@@ -50,9 +54,10 @@ urlpatterns = [
     path("access/", access_log.access_list, name="access"),
     path("attribution/", attribution.attribution, name="attribution"),
     path("runs/", runs.run_list, name="runs"),
-    # Host run and thread ids may contain "/": <path:> takes them whole (nothing is routed
-    # below a run or a thread, so this is unambiguous). See views/runs.py and threads.py.
-    path("runs/<str:actor>/<path:run_id>/", runs.run_detail, name="run"),
+    # Host run and thread ids may contain "/", and so may actor refs: <path:> takes the
+    # rest whole (nothing is routed below a run or a thread). Links are built by
+    # console/links.py, never by pasting an id into a path. See views/runs.py.
+    path("runs/<path:path>/", runs.run_detail, name="run"),
     path("threads/<path:thread_id>/", threads.thread_detail, name="thread"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/create/", keys.key_create, name="key-create"),

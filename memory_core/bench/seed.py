@@ -50,11 +50,13 @@ def tenant_token(t: int) -> str:
 
 
 def team_token(t: int, k: int) -> str:
-    return f"team:t{t:03d}-{k}"
+    # Names are per tenant (memory_core/names.py): a team is named inside its tenant ...
+    return f"team:t{t:03d}/{k}"
 
 
 def actor_ref(t: int, a: int) -> str:
-    return f"t{t:03d}-u{a:03d}"
+    # ... and so is an actor, by its qualified ref (the bench's global key sends it so).
+    return f"t{t:03d}/u{a:03d}"
 
 
 class Seeder:

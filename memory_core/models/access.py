@@ -9,6 +9,7 @@ from django.db.models import Q
 
 from memory_core.ids import api_key_id
 from memory_core.models.guards import Protect, no_truncate
+from memory_core.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
 
 
 class Role(models.TextChoices):
@@ -72,11 +73,11 @@ class AccessLog(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     channel = models.CharField(max_length=8, choices=Channel.choices)
     principal = models.CharField(max_length=200)
-    actor_ref = models.CharField(max_length=128, null=True, blank=True)
+    actor_ref = models.CharField(max_length=REF_MAX_CHARS, null=True, blank=True)
     action = models.CharField(max_length=40)
     # An HTTP-like status: 200/201/204 done, 401/403/404/422 refused.
     outcome = models.PositiveSmallIntegerField()
-    scope = models.CharField(max_length=161, null=True, blank=True)
+    scope = models.CharField(max_length=SCOPE_MAX_CHARS, null=True, blank=True)
     memory_ids = ArrayField(models.CharField(max_length=40), default=list, blank=True)
     count = models.PositiveIntegerField(default=0)
     detail = models.JSONField(default=dict, blank=True)

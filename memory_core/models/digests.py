@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_core.ids import digest_id
+from memory_core.scopes import SCOPE_MAX_CHARS
 
 
 class Digest(models.Model):
@@ -18,7 +19,7 @@ class Digest(models.Model):
     run_id = models.CharField(max_length=128)
     thread_ref = models.CharField(max_length=128, null=True, blank=True)
     query = models.TextField(null=True, blank=True)
-    chain = ArrayField(models.CharField(max_length=161))
+    chain = ArrayField(models.CharField(max_length=SCOPE_MAX_CHARS))
     block = models.TextField(blank=True, default="")
     # The entries as the API returned them (memory shapes with overrides), for replay.
     entries = models.JSONField(default=list)

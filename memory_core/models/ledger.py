@@ -11,15 +11,16 @@ from django.db.models import Q
 from django.db.models.fields.json import KeyTransform
 
 from memory_core.models.guards import Protect, no_truncate
+from memory_core.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
 
 
 class LedgerEvent(models.Model):
-    stream = models.CharField(max_length=161)
+    stream = models.CharField(max_length=SCOPE_MAX_CHARS)
     seq = models.BigIntegerField()
     kind = models.CharField(max_length=40)
-    scope = models.CharField(max_length=161)
+    scope = models.CharField(max_length=SCOPE_MAX_CHARS)
     principal = models.CharField(max_length=200)
-    actor_ref = models.CharField(max_length=128, null=True, blank=True)
+    actor_ref = models.CharField(max_length=REF_MAX_CHARS, null=True, blank=True)
     payload = models.JSONField(default=dict)
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)

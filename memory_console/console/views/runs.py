@@ -1,10 +1,11 @@
 """Runs: the stored digests (one per agent turn), newest first, and one run line by line.
 
 `/runs/<actor>/<run_id>/`: a run id is the host's, unique per actor, and may contain "/"
-(hosts choose them: "batch/7" is a fine run id), so the route takes `<path:run_id>`.
-That is safe because nothing is routed below a run; an id that is exactly "." or ".."
-cannot travel in a path (browsers resolve dot segments), and `/attribution/?run=…` finds
-any run whatever its id.
+(hosts choose them: "batch/7" is a fine run id), and an actor ref may be qualified by its
+tenant (`acme/u1`), so the route takes the whole rest of the path and
+`links.run_candidates` reads it. Nothing is routed below a run; links encode the run id
+whole (console/links.py), and an id that is exactly "." or ".." is linked through
+`/attribution/?run=…`, which finds any run whatever its id.
 """
 
 from django.db.models import Q
@@ -108,9 +109,9 @@ def line_rows(user, lines) -> list[dict]:
 
 @console_view
 @require_GET
-def run_detail(request, actor, run_id):
+def run_detail(request, path):
     user = request.user
-    digest = digest_for_reader(user, actor, run_id)
+    digest = digest_for_reader(user, path)
     lines = list(digest.lines.select_related("memory__scope").order_by("n"))
     thread_stored = (
         digest.thread_ref is not None

@@ -144,9 +144,18 @@ def _publish_invalid(request, error, token):
     return _render_scope(request, scope, publish_error=error.message, status=422)
 
 
+def scope_publish(request, token):
+    """POST `/scopes/<token>/publish/` publishes at <token>. Any other method is meant for
+    the scope whose token ends in "/publish" (`team:acme/publish`), whose page shares the
+    address: routed there, so no tenant's choice of team name hides a page."""
+    if request.method != "POST":
+        return scope_detail(request, f"{token}/publish")
+    return _publish(request, token)
+
+
 @console_view(invalid=_publish_invalid)
 @require_POST
-def scope_publish(request, token):
+def _publish(request, token):
     scope = scope_for_reader(request.user, token)
     memory = writes.publish(
         scope,
