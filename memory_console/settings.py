@@ -5,8 +5,9 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_console.database import database_url, parse_database_url
+from memory_console.database import app_role, database_urls, parse_database_url
 from memory_console.env import env_bool, env_int, env_list, env_str
+from memory_core.privileges import OWNER_ALIAS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -96,8 +97,14 @@ TEMPLATES = [
     }
 ]
 
-_db = parse_database_url(database_url(BASE_DIR))
-_extra = _db.pop("EXTRA_OPTIONS")
+# Two roles (README, "Database roles"): the server acts as DATABASE_URL's, which owns nothing;
+# migrations run as DATABASE_OWNER_URL's (the `owner` alias; `migrate` and `serve` use it).
+_url, _owner_url = database_urls(BASE_DIR)
+_db = parse_database_url(_url)
+_owner = parse_database_url(_owner_url or _url)
+# What post_migrate grants its privileges to (memory_core/privileges.py); None: one role.
+DATABASE_APP_ROLE = app_role(_db, _owner if _owner_url else None)
+_extra, _owner_extra = _db.pop("EXTRA_OPTIONS"), _owner.pop("EXTRA_OPTIONS")
 DATABASES = {
     "default": {
         **_db,
@@ -130,7 +137,15 @@ DATABASES = {
             },
         },
         "TEST": {"NAME": env_str("TEST_DATABASE_NAME", f"test_{_db['NAME']}")},
-    }
+    },
+    # Used by migrations only: no pool, one short-lived connection.
+    OWNER_ALIAS: {
+        **_owner,
+        "OPTIONS": _owner_extra,
+        "CONN_MAX_AGE": 0,
+        # Under test it is the test database, which the test runner makes once (as the owner).
+        "TEST": {"MIRROR": "default"},
+    },
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

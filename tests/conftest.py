@@ -6,6 +6,10 @@ access log and memories. Rather than weaken that protection for tests, the flush
 runs inside `pgtrigger.ignore(...)` naming exactly those three triggers: the same sanctioned
 escape hatch the forget service uses, scoped to the test harness. The flush also removes
 the `global` scope the first migration created, so it is put back afterwards.
+
+About database roles: the test database is built (and flushed) as the owner of the tables,
+and everything else runs as the server's own role, which may not change or remove a ledger
+or access-log row at all (tests/roles.py).
 """
 
 import pgtrigger
@@ -15,6 +19,7 @@ from django.core.management.commands import flush
 
 from memory_core import actors, keys
 from memory_core.principals import Principal
+from tests import roles
 
 # The browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
 pytest_plugins = ["tests.browser"]
@@ -29,7 +34,7 @@ _original_flush = flush.Command.handle
 
 
 def _flush_ignoring_truncate_guards(self, *args, **options):
-    with pgtrigger.ignore(*TRUNCATE_TRIGGERS):
+    with roles.as_owner(options.get("database", "default")), pgtrigger.ignore(*TRUNCATE_TRIGGERS):
         result = _original_flush(self, *args, **options)
     # The flush also empties what migrations put there; `global` must always exist.
     from memory_core.models import Scope
@@ -41,6 +46,20 @@ def _flush_ignoring_truncate_guards(self, *args, **options):
 
 
 flush.Command.handle = _flush_ignoring_truncate_guards
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    roles.build_as_owner()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        roles.act_as_app_role()
+    yield
+    with django_db_blocker.unblock():
+        roles.stop_acting()
 
 
 @pytest.fixture(autouse=True)

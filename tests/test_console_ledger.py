@@ -15,6 +15,7 @@ from memory_core import writes
 from memory_core.grants import grant
 from memory_core.models import LedgerEvent
 from memory_core.principals import Principal
+from tests.roles import as_owner
 
 ACME_TOKENS = {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 GLOBEX_TOKENS = {"tenant:globex", "actor:globex/x9"}
@@ -256,7 +257,8 @@ def test_poll_without_a_cursor_is_refused(client, users):
 
 
 def _tamper(event_id):
-    with pgtrigger.ignore("memory_core.LedgerEvent:ledger_append_only"):
+    # As the owner: the server's role may not UPDATE the ledger at all.
+    with as_owner(), pgtrigger.ignore("memory_core.LedgerEvent:ledger_append_only"):
         with connection.cursor() as cursor:
             cursor.execute(
                 "UPDATE memory_core_ledgerevent SET principal = 'mallory' WHERE id = %s",
@@ -353,7 +355,8 @@ def _bulk_events(count=4000):
             """,
             [count],
         )
-        cursor.execute("ANALYZE memory_core_ledgerevent")
+        with as_owner():  # ANALYZE is the owner's
+            cursor.execute("ANALYZE memory_core_ledgerevent")
 
 
 def _main_query(queries, table: str) -> str:

@@ -1,4 +1,10 @@
-"""What the database itself refuses, tried in raw SQL (the ORM is not the only client)."""
+"""What the database itself refuses, tried in raw SQL (the ORM is not the only client).
+
+Tried as the server's own role unless a test says otherwise. The append-only triggers are
+tried as the tables' owner: the server's role may not even attempt an UPDATE, DELETE or
+TRUNCATE there (tests/test_database_roles.py), so the triggers are the wall that stands
+against the owner, and the second one against the server.
+"""
 
 import importlib
 
@@ -7,11 +13,17 @@ from django.db import IntegrityError, InternalError, connection, transaction
 
 from memory_core import ledger, writes
 from memory_core.models import AccessLog, LedgerEvent, Memory, Scope
+from tests.roles import as_owner
 
 
 def _raw(sql, params=()):
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+def _raw_as_owner(sql, params=()):
+    with as_owner():
+        _raw(sql, params)
 
 
 @pytest.fixture
@@ -54,8 +66,9 @@ def test_memory_table_cannot_be_truncated(memory):
     # The test's own transaction holds deferred FK checks, which TRUNCATE would trip over
     # before reaching the trigger; settle them first.
     _raw("SET CONSTRAINTS ALL IMMEDIATE")
+    # The trigger refuses even the owner (the server's role may not TRUNCATE at all).
     with pytest.raises(InternalError, match="TRUNCATE refused"):
-        _raw("TRUNCATE memory_core_memory CASCADE")
+        _raw_as_owner("TRUNCATE memory_core_memory CASCADE")
     assert Memory.objects.filter(pk=memory.pk).exists()
 
 
@@ -99,7 +112,7 @@ def test_ledger_is_append_only(memory, sql):
     before = list(LedgerEvent.objects.order_by("id").values_list("id", "principal", "hash"))
     assert before
     with pytest.raises(InternalError):
-        _raw(sql)
+        _raw_as_owner(sql)
     assert list(LedgerEvent.objects.order_by("id").values_list("id", "principal", "hash")) == before
 
 
@@ -115,7 +128,7 @@ def test_access_log_is_append_only(memory, sql):
     count = AccessLog.objects.count()
     assert count
     with pytest.raises(InternalError):
-        _raw(sql)
+        _raw_as_owner(sql)
     assert AccessLog.objects.count() == count
 
 

@@ -8,13 +8,15 @@ from django.db import connection
 from memory_core import forgetting, turns, writes
 from memory_core.errors import Forbidden, NotFound
 from memory_core.models import AccessLog, Digest, DigestLine, LedgerEvent, Memory
+from tests.roles import as_owner
 
 SECRET = "they are allergic to penicillin"
 
 
 def _database_contains(text: str) -> bool:
-    """Search every text and JSON column of every table for `text`."""
-    with connection.cursor() as cursor:
+    """Search every text and JSON column of every table for `text` (as the owner: the
+    server's role may not read every table)."""
+    with as_owner(), connection.cursor() as cursor:
         cursor.execute(
             """SELECT table_name, column_name FROM information_schema.columns
                WHERE table_schema = 'public'

@@ -1,9 +1,10 @@
-"""Settings helpers fail loudly on bad values; DATABASE_URL forms parse as documented."""
+"""Settings helpers fail loudly on bad values; DATABASE_URL forms parse as documented, and
+DATABASE_OWNER_URL names the migrating role of the same database."""
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_console.database import parse_database_url
+from memory_console.database import app_role, database_urls, parse_database_url
 from memory_console.env import env_bool, env_int, env_list
 
 
@@ -61,3 +62,47 @@ def test_database_url_with_a_socket_directory():
 def test_bad_database_urls_are_refused(url):
     with pytest.raises(ImproperlyConfigured):
         parse_database_url(url)
+
+
+APP = "postgresql://memory_app:a@db.internal/memories"
+OWNER = "postgresql://memory_owner:o@db.internal/memories"
+
+
+def test_the_app_role_is_database_urls_user_when_the_owner_is_another():
+    assert app_role(parse_database_url(APP), parse_database_url(OWNER)) == "memory_app"
+
+
+def test_one_role_when_there_is_no_owner_url_or_it_names_the_same_user():
+    assert app_role(parse_database_url(APP), None) is None
+    assert app_role(parse_database_url(OWNER), parse_database_url(OWNER)) is None
+
+
+def test_a_session_started_as_another_role_acts_as_that_role():
+    acting = parse_database_url(f"{OWNER}?options=-c%20role%3Dmemory_app")
+    assert app_role(acting, parse_database_url(OWNER)) == "memory_app"
+
+
+@pytest.mark.parametrize(
+    "app, owner, message",
+    [
+        (APP, "postgresql://memory_owner@db.internal/other", "names database 'other'"),
+        ("postgresql://db.internal/memories", OWNER, "must name their user"),
+        (APP, "postgresql://db.internal/memories", "must name their user"),
+    ],
+)
+def test_owner_urls_that_cannot_grant_the_app_role_are_refused(app, owner, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        app_role(parse_database_url(app), parse_database_url(owner))
+
+
+def test_an_owner_url_alone_is_refused(monkeypatch, tmp_path):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("DATABASE_OWNER_URL", OWNER)
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_URL is not"):
+        database_urls(tmp_path)
+
+
+def test_database_url_alone_migrates_with_the_same_role(monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", APP)
+    monkeypatch.delenv("DATABASE_OWNER_URL", raising=False)
+    assert database_urls(tmp_path) == (APP, None)

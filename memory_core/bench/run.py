@@ -1,9 +1,10 @@
 """The measuring process: `python -m memory_core.bench.run --size S --out F`.
 
-Started by `manage.py bench` with DATABASE_URL pointing at the bench database, so Django's
-default database here *is* the bench database: it migrates and seeds it (when the marker
-says it is not complete), serves the app from it, drives the HTTP clients, runs floor B,
-core_read and the peer alternating, times the ledger check, and writes the report.
+Started by `manage.py bench` with DATABASE_URL (the server's role) and DATABASE_OWNER_URL
+pointing at the bench database, so Django's databases here *are* the bench database: it
+migrates and seeds it as the owner (when the marker says it is not complete), serves the app
+from it, drives the HTTP clients, runs floor B, core_read and the peer alternating, times the
+ledger check, and writes the report.
 """
 
 import argparse
@@ -155,14 +156,14 @@ def saturated_turns(port, secret, actors, args, rng) -> dict:
     return result
 
 
-def in_process_ops(url, actors, args, rng, peer_on: bool) -> dict:
+def in_process_ops(url, owner_url, actors, args, rng, peer_on: bool) -> dict:
     """core_read, floor_b, peer_read and peer_put, alternating request by request."""
     from memory_core.bench import floor, peer, words
     from memory_core.bench.report import summary
 
     floor_b = floor.FloorB(url)
     timings = {"core_read": [], "floor_b": [], "peer_read": [], "peer_put": []}
-    store_cm = peer.open_store(url) if peer_on else None
+    store_cm = peer.open_store(owner_url) if peer_on else None
     store = store_cm.__enter__() if store_cm else None
     try:
         for i in range(args.warmup + args.requests):
@@ -231,13 +232,16 @@ def main(argv=None) -> int:
     args.requests = args.requests or size.requests
     args.warmup = size.warmup if args.warmup is None else args.warmup
     url = os.environ["DATABASE_URL"]
+    # Seeding, ANALYZE and the peer's own tables are the owner's work; the served app and
+    # floor B (its turn by hand) run with the server's role.
+    owner_url = os.environ.get("DATABASE_OWNER_URL") or url
     dbname = settings.DATABASES["default"]["NAME"]
     rng = random.Random()
 
     call_command("migrate", interactive=False, verbosity=0)
     if seed_state(dbname, size.name) != "complete":
         started = time.perf_counter()
-        counts = seed.seed(url, size)
+        counts = seed.seed(owner_url, size)
         _say(
             f"Seeded {counts['memories']} memories and {counts['ledger_events']} ledger "
             f"events in {time.perf_counter() - started:.0f} s."
@@ -246,11 +250,11 @@ def main(argv=None) -> int:
         _say(f"Reusing the seeded database {dbname}.")
     peer_on = peer.available() and not args.no_peer
     if peer_on:
-        peer.ensure_seeded(url, size.name, sys.stderr)
+        peer.ensure_seeded(owner_url, size.name, sys.stderr)
     else:
         _say("The peer (langgraph-checkpoint-postgres, the `bench` extra) is not measured.")
     _say("ANALYZE ...")
-    seed.analyze(url)
+    seed.analyze(owner_url)
 
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
@@ -262,12 +266,12 @@ def main(argv=None) -> int:
 
     _say(f"Serving with gunicorn ({args.workers} workers) and driving {args.clients} clients ...")
     log = Path(settings.BASE_DIR) / "var" / "bench" / f"server-{size.name}.log"
-    with server.serving(url, args.workers, log) as port:
+    with server.serving(url, owner_url, args.workers, log) as port:
         ops = http_ops(port, secret, password, actors, tenants, size, args, rng)
         throughput = saturated_turns(port, secret, actors, args, rng)
     connection.close()
     _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
-    ops.update(in_process_ops(url, actors, args, rng, peer_on))
+    ops.update(in_process_ops(url, owner_url, actors, args, rng, peer_on))
     _say("Verifying the ledger ...")
     verify = verify_timing()
 

@@ -1,5 +1,6 @@
 """The real app under gunicorn (`manage.py serve`: 2 workers, DEBUG off) in a subprocess,
-on a free loopback port, with DATABASE_URL pointing at the bench database."""
+on a free loopback port, with DATABASE_URL and DATABASE_OWNER_URL pointing at the bench
+database."""
 
 import http.client
 import os
@@ -33,10 +34,15 @@ def _healthy(port: int) -> bool:
 
 
 @contextmanager
-def serving(database_url: str, workers: int, log_path: Path):
+def serving(database_url: str, owner_url: str, workers: int, log_path: Path):
     """Yields the port of a running server; stops it (by its own pid) on the way out."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DATABASE_OWNER_URL": owner_url,
+        "DEBUG": "0",
+    }
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         # stdout carries gunicorn's access log: the production config writes it, so the

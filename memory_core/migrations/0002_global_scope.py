@@ -5,7 +5,9 @@ from django.db import migrations
 
 def create_global(apps, schema_editor):
     Scope = apps.get_model("memory_core", "Scope")
-    Scope.objects.get_or_create(
+    # On the migrating connection (the owner), not `default`: the server's role has no
+    # privileges yet while migrations run.
+    Scope.objects.using(schema_editor.connection.alias).get_or_create(
         token="global", defaults={"label": "Everyone", "parent": None, "stream": "global"}
     )
 

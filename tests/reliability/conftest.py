@@ -76,7 +76,7 @@ def private_pg():
 
 @pytest.fixture(scope="package")
 def app(private_pg):
-    server = AppServer(private_pg.url, LOGS, workers=2)
+    server = AppServer(private_pg, LOGS, workers=2)
     try:
         server.start()
         yield server

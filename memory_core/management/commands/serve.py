@@ -4,6 +4,10 @@ gunicorn runs in this process (its BaseApplication), forking its workers from he
 separate `gunicorn` executable. That matters for the embedded PostgreSQL: this process's
 settings started (or joined) it and exported DATABASE_URL, so the forked workers inherit
 the URL and reach the same server, and the server stops when this process exits.
+
+Two database roles: migrations run as the owner of the tables (the `owner` alias,
+DATABASE_OWNER_URL), the demo and every request as the server's own role (`default`,
+DATABASE_URL), which owns nothing (memory_core/privileges.py).
 """
 
 import gc
@@ -14,6 +18,7 @@ from django.db import connections
 from gunicorn.app.base import BaseApplication
 
 from memory_core.demo import DemoConflict, fresh_demo_login, load_demo
+from memory_core.privileges import OWNER_ALIAS
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -105,7 +110,13 @@ class Command(BaseCommand):
     def handle(self, *args, demo, host, port, workers, **options):
         inner_verbosity = max(options["verbosity"] - 1, 0)
         self.stdout.write("Migrating the database ...")
-        call_command("migrate", interactive=False, verbosity=inner_verbosity, stdout=self.stdout)
+        call_command(
+            "migrate",
+            database=OWNER_ALIAS,
+            interactive=False,
+            verbosity=inner_verbosity,
+            stdout=self.stdout,
+        )
         call_command("collectstatic", interactive=False, verbosity=0)
         if demo:
             self._demo()

@@ -1,0 +1,151 @@
+"""What the server's database role may do to each table: the first wall around the ledger.
+
+The server connects as a role that owns nothing (`memory_app` on the embedded server);
+migrations run as the role that owns the tables (`memory_owner`), through the `owner`
+database alias (README, "Database roles"). The triggers of models/guards.py refuse UPDATE,
+DELETE and TRUNCATE of the ledger and the access log, but a role that may write a table may
+also `SET pgtrigger.ignore` and lift them. A role that holds only SELECT and INSERT there
+cannot even try; the triggers stay, as the second wall, against the owner.
+
+APP_PRIVILEGES is the whole of what the app role holds. After every `migrate` (post_migrate,
+memory_core/apps.py) apply() revokes everything the role holds in the schema and grants
+exactly this, in one transaction: a narrowing takes effect, and a server running meanwhile
+never sees a half-applied set. A table not named here gets nothing, so a new table is a
+decision, not a default: the suite runs as the app role and fails on it loudly, and
+tests/test_database_roles.py fails until it is named. (ALTER DEFAULT PRIVILEGES would have
+handed every new table a default set, which the next append-only table would have had to
+remember to revoke.)
+
+This module imports no models: the embedded server's setup (memory_console/database.py)
+applies it at settings time, when it adopts a database made before the roles existed.
+"""
+
+import re
+
+# The DATABASES alias that migrates: the role that owns the tables.
+OWNER_ALIAS = "owner"
+
+SELECT, INSERT, UPDATE, DELETE = "SELECT", "INSERT", "UPDATE", "DELETE"
+APPEND_ONLY = (SELECT, INSERT)
+
+APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
+    # Append-only: written once, read by the console; never changed or removed by anyone.
+    "memory_core_ledgerevent": APPEND_ONLY,
+    "memory_core_accesslog": APPEND_ONLY,
+    # Curation pins and retires (UPDATE; the triggers keep the fact itself read-only); the
+    # forget service deletes, under pgtrigger.ignore, in that one place.
+    "memory_core_memory": (SELECT, INSERT, UPDATE, DELETE),
+    # Forget scrubs stored turns in place; a turn is never deleted.
+    "memory_core_digest": (SELECT, INSERT, UPDATE),
+    "memory_core_digestline": (SELECT, INSERT, UPDATE),
+    # Scopes move under a new parent when an actor's memberships change; actors are renamed.
+    # Neither is ever deleted (memories and the ledger refer to them).
+    "memory_core_scope": (SELECT, INSERT, UPDATE),
+    "memory_core_actor": (SELECT, INSERT, UPDATE),
+    # put_actor replaces an actor's memberships.
+    "memory_core_membership": (SELECT, INSERT, DELETE),
+    # Transcripts: posted by hosts, removed by prune_history.
+    "memory_core_thread": (SELECT, INSERT, DELETE),
+    "memory_core_message": (SELECT, INSERT, DELETE),
+    # Keys are revoked (revoked_at), never deleted: the ledger and access log name them.
+    "memory_core_apikey": (SELECT, INSERT, UPDATE),
+    # Grants change role and are withdrawn.
+    "memory_core_scopegrant": (SELECT, INSERT, UPDATE, DELETE),
+    # Login throttling writes an attempt first and deletes it or prunes old ones.
+    "memory_core_loginattempt": (SELECT, INSERT, DELETE),
+    # Console users: created, logged in (last_login), passwords changed; never deleted.
+    "auth_user": (SELECT, INSERT, UPDATE),
+    "django_session": (SELECT, INSERT, UPDATE, DELETE),
+    # Read-only schema state: `showmigrations` and runserver's unapplied-migrations warning
+    # read it; only `migrate`, as the owner, writes it.
+    "django_migrations": (SELECT,),
+}
+
+# Tables the app role holds nothing on. The console decides who may do what with scope
+# grants, never Django's groups and permissions (which only migrations write), and the
+# Django admin is installed but not routed, so nothing reads or writes its log.
+NO_PRIVILEGES = frozenset(
+    {
+        "auth_group",
+        "auth_group_permissions",
+        "auth_permission",
+        "auth_user_groups",
+        "auth_user_user_permissions",
+        "django_admin_log",
+        "django_content_type",
+    }
+)
+
+# Serialised with any other apply() on the same database: two concurrent GRANTs on one
+# table can fail with "tuple concurrently updated".
+_LOCK_KEY = 0x6D656D6F7279  # "memory"
+
+_TABLES_AND_SEQUENCES = """
+    SELECT 'table', c.relname
+    FROM pg_class c
+    WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+      AND c.relname = ANY(%s)
+    UNION ALL
+    -- Identity columns (Django's) need no sequence privilege; a serial column's sequence
+    -- does, for INSERT to draw its next value.
+    SELECT 'sequence', s.oid::regclass::text
+    FROM pg_depend d
+    JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+    JOIN pg_class t ON t.oid = d.refobjid
+    WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+      AND d.deptype = 'a' AND t.relnamespace = 'public'::regnamespace AND t.relname = ANY(%s)
+"""
+
+
+def acting_role(options: str) -> str | None:
+    """The role a libpq `options` string makes a session act as (`-c role=NAME`): how the
+    tests act as the app role on the owner's connection (tests/roles.py)."""
+    match = re.search(r"(?:^|\s)-c\s*role=(\S+)", options or "")
+    return match.group(1) if match else None
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def statements(role: str, tables, sequences=()) -> list[str]:
+    """The SQL that leaves `role` with exactly APP_PRIVILEGES on the given existing tables
+    (and USAGE on the given serial sequences)."""
+    who = quote_ident(role)
+    sql = [
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {who}",
+        f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {who}",
+    ]
+    for table in sorted(tables):
+        granted = APP_PRIVILEGES.get(table)
+        if granted:
+            sql.append(f"GRANT {', '.join(granted)} ON TABLE {quote_ident(table)} TO {who}")
+    # Sequence names come from regclass::text, already quoted where they need it.
+    sql += [f"GRANT USAGE ON SEQUENCE {sequence} TO {who}" for sequence in sorted(sequences)]
+    return sql
+
+
+def apply(cursor, role: str) -> None:
+    """Grant `role` exactly APP_PRIVILEGES, run by the tables' owner (or a superuser) inside
+    a transaction; works on a Django cursor and on a psycopg one alike."""
+    cursor.execute("SELECT pg_advisory_xact_lock(%s), current_user", [_LOCK_KEY])
+    if cursor.fetchone()[1] == role:
+        return  # the app role itself (`migrate --database default`): it can grant nothing
+    inserting = [table for table, granted in APP_PRIVILEGES.items() if INSERT in granted]
+    cursor.execute(_TABLES_AND_SEQUENCES, [list(APP_PRIVILEGES), inserting])
+    rows = cursor.fetchall()
+    tables = [name for kind, name in rows if kind == "table"]
+    sequences = [name for kind, name in rows if kind == "sequence"]
+    cursor.execute(";\n".join(statements(role, tables, sequences)))
+
+
+def grant_after_migrate(sender, using, **kwargs) -> None:
+    """post_migrate: the app role gets exactly APP_PRIVILEGES on what the migrations made."""
+    from django.conf import settings
+    from django.db import connections, transaction
+
+    role = getattr(settings, "DATABASE_APP_ROLE", None)
+    if not role:
+        return  # one role does everything (DATABASE_OWNER_URL unset): nothing to grant
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        apply(cursor, role)
