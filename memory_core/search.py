@@ -8,9 +8,16 @@ websearch_to_tsquery, ts_rank_cd), then `trigram` (pg_trgm word similarity, whic
 catches a typo of one word inside a longer fact) when fts finds nothing, then `like`.
 """
 
-from memory_core import hotpath
+from memory_core import audit, hotpath
+from memory_core.actors import chain_of
+from memory_core.applied import chain_entries, entry_shapes
+from memory_core.errors import Invalid
 from memory_core.facts import Record
+from memory_core.inputs import require, text_problem
+from memory_core.models import Actor
 from memory_core.models.memories import TS_CONFIG
+
+MAX_QUERY_CHARS = 2000
 
 # Lower than pg_trgm's default 0.6, so one mistyped word in a short query still matches.
 WORD_SIMILARITY_THRESHOLD = 0.4
@@ -88,3 +95,38 @@ def ranked_chain(chain, query: str, limit: int) -> tuple[list[Record], list[str]
         if place is not None:
             places[fields[2]], tier = place, found_in
     return records, sorted(places, key=places.__getitem__), tier
+
+
+def check_query(query: str | None) -> str | None:
+    """A turn's `query` or a search's `q`: bounded free text; blank means none."""
+    require(text_problem(query, "query", MAX_QUERY_CHARS))
+    if query is None or not query.strip():
+        return None
+    return query.strip()
+
+
+def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
+    """The best `limit` keys for the query, precedence-resolved, plus every pinned key."""
+    with audit.refusals_logged(principal, "search", actor_ref=actor.ref):
+        query = check_query(query)
+        if query is None:
+            raise Invalid("q is required")
+        if limit < 1 or limit > 100:
+            raise Invalid("limit must be between 1 and 100")
+    chain = chain_of(actor)
+    records, keys, tier = ranked_chain(chain, query, limit)
+    by_key = {e.key: e for e in chain_entries(chain, records)}
+    chosen = [by_key[k] for k in keys if k in by_key]
+    ranked = set(keys)
+    chosen += [e for e in by_key.values() if e.pinned and e.key not in ranked]
+    items = entry_shapes(chosen)
+    audit.record(
+        principal,
+        "search",
+        200,
+        actor_ref=actor.ref,
+        memory_ids=[e.id for e in chosen],
+        count=len(chosen),
+        detail={"tier": tier, "query_chars": len(query)},
+    )
+    return items, tier

@@ -1,4 +1,5 @@
-"""What an actor's agent is given at the start of a turn, and the read paths beside it.
+"""What an actor's agent is given at the start of a turn (POST /turns) and the console's
+block preview.
 
 resolve_turn stores one digest per (actor, run_id): a repeat returns that digest unchanged,
 whatever changed since, so a resumed run rebuilds the identical prompt.
@@ -12,18 +13,14 @@ from psycopg.types.json import Jsonb
 
 from memory_core import audit, hotpath
 from memory_core.actors import chain_of
+from memory_core.applied import chain_entries, entry_shapes, shape_rows, shown_ids
 from memory_core.block import render
-from memory_core.errors import Invalid, NotFound
-from memory_core.facts import Entry, Record
+from memory_core.errors import Invalid
 from memory_core.ids import digest_id
-from memory_core.inputs import host_id_problem, require, text_problem
-from memory_core.models import Actor, Digest, Memory
-from memory_core.precedence import resolve
-from memory_core.search import ranked_chain
+from memory_core.inputs import host_id_problem, require
+from memory_core.models import Actor, Digest
+from memory_core.search import check_query, ranked_chain
 from memory_core.selection import select
-from memory_core.shapes import ShapeRow, memory_shape, shape, to_record
-
-MAX_QUERY_CHARS = 2000
 
 
 @dataclass
@@ -37,8 +34,9 @@ class Turn:
     stats: dict
     replayed: bool = False
     memory_ids: list[str] = field(default_factory=list)
-    # Database ids of the memories shown, so storing the digest needs no second lookup.
-    memory_pks: dict[str, int] = field(default_factory=dict, repr=False)
+    # Public id -> database id of each memory shown, so storing the digest needs no
+    # second lookup.
+    pk_by_uid: dict[str, int] = field(default_factory=dict, repr=False)
 
     def body(self) -> dict:
         """The API's TurnOut."""
@@ -51,69 +49,6 @@ class Turn:
             "lines": self.lines,
             "stats": self.stats,
         }
-
-
-def chain_records(chain) -> list[Record]:
-    """The chain's live, unexpired rows: the only rows any resolution may look at.
-
-    Plain Records, not model instances: building a Django object (with its scope, actor
-    and stored tsvector) for each of a chain's several hundred rows cost far more than
-    the query itself. Only the few rows a turn shows are read again, as ShapeRows.
-    """
-    rows = hotpath.fetch_all(hotpath.CHAIN_RECORDS, {"chain": list(chain)})
-    return [Record(*row) for row in rows]
-
-
-def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
-    """Every key that applies to the chain, precedence-resolved, with its overrides."""
-    if records is None:
-        records = chain_records(chain)
-    return resolve(records, chain, now=timezone.now())
-
-
-def shown_ids(entries) -> set[str]:
-    """The memory ids these entries put on screen: each winner and every value it beats."""
-    return {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
-
-
-def shape_rows(uids) -> dict[str, ShapeRow]:
-    """What the API shows of these memories, by public id, in one query."""
-    rows = hotpath.fetch_all(hotpath.SHAPE_ROWS, [sorted(uids)])
-    return {row[1]: ShapeRow(*row) for row in rows}
-
-
-def chain_memories(chain) -> list[Memory]:
-    """The chain's live rows as model objects, for pages that show every one of them."""
-    return list(
-        Memory.objects.live()
-        .in_chain(chain)
-        .select_related("scope", "origin_actor", "supersedes")
-        .defer("search", "supersedes__search")
-        .order_by()
-    )
-
-
-def resolved(chain, memories: list[Memory]) -> list[Entry]:
-    return resolve([to_record(m) for m in memories], chain, now=timezone.now())
-
-
-def entry_shapes(entries, rows: dict[str, ShapeRow] | None = None) -> list[dict]:
-    """The API shape of each entry (winner with its overrides)."""
-    if rows is None:
-        rows = shape_rows(shown_ids(entries))
-    # A memory forgotten since the entries were resolved is simply not shown.
-    return [
-        shape(rows[e.id], [rows[o.id] for o in e.overrides if o.id in rows])
-        for e in entries
-        if e.id in rows
-    ]
-
-
-def check_query(query: str | None) -> str | None:
-    require(text_problem(query, "query", MAX_QUERY_CHARS))
-    if query is None or not query.strip():
-        return None
-    return query.strip()
 
 
 def budget(max_memories: int | None) -> int:
@@ -159,7 +94,7 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
             "partial": stats.partial,
         },
         memory_ids=sorted({ln.memory_id for ln in rendered.lines}),
-        memory_pks={uid: row.pk for uid, row in rows.items()},
+        pk_by_uid={uid: row.pk for uid, row in rows.items()},
     )
 
 
@@ -191,7 +126,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
     held, digest = hotpath.fetch_one(
         hotpath.STORE_TURN,
         {
-            "shown": sorted(turn.memory_pks),
+            "shown": sorted(turn.pk_by_uid),
             "uid": digest_id(),
             "actor_id": actor.pk,
             "run_id": turn.run_id,
@@ -205,7 +140,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "now": now,
             "n": [ln["n"] for ln in lines],
             "text": [ln["text"] for ln in lines],
-            "memory_id": [turn.memory_pks.get(ln["memory_id"]) for ln in lines],
+            "memory_id": [turn.pk_by_uid.get(ln["memory_id"]) for ln in lines],
             "memory_uid": [ln["memory_id"] for ln in lines],
             "channel": principal.channel,
             "principal": principal.name,
@@ -215,7 +150,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "detail": Jsonb(_read_detail(turn)),
         },
     )
-    if held != len(turn.memory_pks):
+    if held != len(turn.pk_by_uid):
         raise MemoryVanished
     return digest is not None
 
@@ -294,87 +229,3 @@ def _log_read(principal, action: str, actor: Actor, turn: Turn) -> None:
         count=len(turn.entries),
         detail=_read_detail(turn),
     )
-
-
-def read_back(actor: Actor, *, principal, thread_id: str | None = None, limit=50, offset=0):
-    """Every key that applies to the actor, resolved, NOT capped by MEMORY_MAX_LINES:
-    a person must be able to see (and so delete) anything the agent could act on."""
-    chain = chain_of(actor)
-    entries = chain_entries(chain)
-    if thread_id is not None:
-        learned_there = set(
-            Memory.objects.filter(
-                uid__in=[e.id for e in entries], origin_thread=thread_id
-            ).values_list("uid", flat=True)
-        )
-        entries = [e for e in entries if e.id in learned_there]
-    page = entries[offset : offset + limit]
-    items = entry_shapes(page)
-    audit.record(
-        principal,
-        "read_back",
-        200,
-        actor_ref=actor.ref,
-        memory_ids=[e.id for e in page],
-        count=len(page),
-    )
-    return items, len(entries)
-
-
-def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
-    """The best `limit` keys for the query, precedence-resolved, plus every pinned key."""
-    with audit.refusals_logged(principal, "search", actor_ref=actor.ref):
-        query = check_query(query)
-        if query is None:
-            raise Invalid("q is required")
-        if limit < 1 or limit > 100:
-            raise Invalid("limit must be between 1 and 100")
-    chain = chain_of(actor)
-    records, keys, tier = ranked_chain(chain, query, limit)
-    by_key = {e.key: e for e in chain_entries(chain, records)}
-    chosen = [by_key[k] for k in keys if k in by_key]
-    ranked = set(keys)
-    chosen += [e for e in by_key.values() if e.pinned and e.key not in ranked]
-    items = entry_shapes(chosen)
-    audit.record(
-        principal,
-        "search",
-        200,
-        actor_ref=actor.ref,
-        memory_ids=[e.id for e in chosen],
-        count=len(chosen),
-        detail={"tier": tier, "query_chars": len(query)},
-    )
-    return items, tier
-
-
-def memory_shape_for_actor(memory: Memory, chain) -> dict:
-    """The memory shape with `overrides` as the actor's read-back shows them: the live
-    values of the same key at the scopes of the chain wider than the memory's own,
-    narrowest first (the precedence resolver orders them)."""
-    position = chain.index(memory.scope.token)
-    wider = chain[position + 1 :]
-    rows = list(
-        Memory.objects.live().in_chain(wider).filter(key=memory.key).select_related("scope")
-    )
-    entries = resolved(chain, rows)  # one key, so at most one entry
-    beaten = [entries[0].winner, *entries[0].overrides] if entries else []
-    by_uid = {m.uid: m for m in rows}
-    return memory_shape(memory, [by_uid[record.id] for record in beaten])
-
-
-def memory_for_actor(actor: Actor, uid: str, *, live_only: bool = True) -> Memory:
-    """A memory as `actor` may see it: at a scope in its chain (live unless asked), else 404.
-
-    Views and handlers call this instead of a bare lookup, so a missing visibility check is
-    a missing helper call.
-    """
-    rows = Memory.objects.select_related("scope", "origin_actor", "supersedes").in_chain(
-        chain_of(actor)
-    )
-    if live_only:
-        rows = rows.live()
-    memory = rows.filter(uid=uid).first()
-    if memory is None:
-        raise NotFound("memory not found")
-    return memory

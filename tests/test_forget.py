@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from memory_core import forgetting, turns, writes
+from memory_core.actors import chain_of
 from memory_core.errors import Forbidden, NotFound
 from memory_core.models import AccessLog, Digest, DigestLine, LedgerEvent, Memory
 from tests.roles import as_owner
@@ -42,9 +43,7 @@ def chain_in_prompts(org, operator):
 
 def test_forget_erases_every_version_and_scrubs_stored_digests(org, chain_in_prompts):
     first, second = chain_in_prompts
-    result = forgetting.forget_for_actor(
-        second, org.u1, turns.chain_of(org.u1), principal=org.acme_agent
-    )
+    result = forgetting.forget_for_actor(second, org.u1, chain_of(org.u1), principal=org.acme_agent)
     assert set(result.memory_ids) == {first.uid, second.uid}
     assert not Memory.objects.filter(lineage=second.lineage).exists()
     assert not _database_contains(SECRET)
@@ -61,7 +60,7 @@ def test_forget_erases_every_version_and_scrubs_stored_digests(org, chain_in_pro
 
 def test_forget_leaves_a_ledger_event_with_ids_and_counts_only(org, chain_in_prompts):
     first, second = chain_in_prompts
-    forgetting.forget_for_actor(second, org.u1, turns.chain_of(org.u1), principal=org.acme_agent)
+    forgetting.forget_for_actor(second, org.u1, chain_of(org.u1), principal=org.acme_agent)
     event = LedgerEvent.objects.get(kind="memory.forgotten")
     assert event.payload == {
         "memories": sorted([first.uid, second.uid]),
@@ -78,7 +77,7 @@ def test_forget_leaves_a_ledger_event_with_ids_and_counts_only(org, chain_in_pro
 def test_forget_of_wider_scope_is_403_and_of_invisible_is_404(org, operator):
     policy = writes.publish(org.acme, "units", "kilometres", principal=operator)
     other = writes.remember(org.u2, "units", "miles", principal=org.acme_agent).memory
-    chain = turns.chain_of(org.u1)
+    chain = chain_of(org.u1)
     with pytest.raises(Forbidden):
         forgetting.forget_for_actor(policy, org.u1, chain, principal=org.acme_agent)
     with pytest.raises(NotFound):

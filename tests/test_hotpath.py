@@ -6,7 +6,7 @@ import datetime
 from django.db import connection
 from django.utils import timezone
 
-from memory_core import actors, curation, keys, turns, writes
+from memory_core import actors, applied, curation, keys, writes
 from memory_core.facts import Record
 from memory_core.models import Actor, Memory
 from memory_core.shapes import resolving_threads, shape, shape_row
@@ -34,7 +34,7 @@ def test_chain_records_are_the_live_unexpired_rows_of_the_chain_only(org, operat
     writes.publish(org.globex, "units", "furlongs", principal=operator)
 
     chain = actors.chain_of(org.u1)
-    records = turns.chain_records(chain)
+    records = applied.chain_records(chain)
     assert set(records) == orm_records(chain)
     assert sorted(r.text for r in records) == ["brief", "kilometres", "yards"]
     # Timestamps arrive as aware datetimes equal to the ORM's, whatever their tzinfo object.
@@ -62,7 +62,7 @@ def test_shape_rows_give_the_shape_the_model_path_gives(org, operator):
         )
     ) + list(Memory.objects.select_related("scope").filter(key="fiscal-year", scope=org.acme))
     resolving = resolving_threads(memories)
-    rows = turns.shape_rows({m.uid for m in memories})
+    rows = applied.shape_rows({m.uid for m in memories})
     for memory in memories:
         assert shape(rows[memory.uid]) == shape(shape_row(memory, resolving))
     assert rows[second.memory.uid].supersedes == first.memory.uid
@@ -102,8 +102,8 @@ def test_api_key_lookup_carries_its_reach_and_refuses_revoked_keys(org, operator
 
 def test_hot_statements_are_prepared_once_and_planned_generically(org):
     chain = actors.chain_of(org.u1)
-    turns.chain_records(chain)
-    turns.chain_records(chain)
+    applied.chain_records(chain)
+    applied.chain_records(chain)
     with connection.cursor() as cursor:
         cursor.execute("SHOW plan_cache_mode")
         assert cursor.fetchone()[0] == "force_generic_plan"
@@ -120,5 +120,5 @@ def test_prepared_statements_still_show_in_the_query_log(org):
     chain = actors.chain_of(org.u1)
     with CaptureQueriesContext(connection) as queries:
         for _ in range(2):
-            turns.chain_records(chain)
+            applied.chain_records(chain)
     assert [q["sql"].split()[:3] for q in queries] == [["SELECT", "m.uid,", "s.token,"]] * 2

@@ -3,7 +3,8 @@
 import pytest
 from django.db import connection
 
-from memory_core import curation, search, turns, writes
+from memory_core import curation, search, writes
+from memory_core.actors import chain_of
 
 
 def rank_keys(chain, query, limit):
@@ -28,25 +29,25 @@ def facts(org, operator):
 
 
 def test_full_text_tier_ranks_keys_in_the_chain(org, facts):
-    keys, tier = rank_keys(turns.chain_of(org.u1), "distances", 5)
+    keys, tier = rank_keys(chain_of(org.u1), "distances", 5)
     assert (keys, tier) == (["units"], "fts")
 
 
 def test_trigram_tier_catches_a_typo_inside_a_longer_fact(org, facts):
-    keys, tier = rank_keys(turns.chain_of(org.u1), "kilometers", 5)
+    keys, tier = rank_keys(chain_of(org.u1), "kilometers", 5)
     assert tier == "trigram" and keys == ["units"]
 
 
 def test_like_tier_is_the_last_resort_and_escapes_wildcards(org, facts, operator):
     writes.publish(org.acme, "discount", "staff pay 50% of list", principal=operator)
     # Neither a word nor a trigram: only a literal substring match can find it.
-    keys, tier = rank_keys(turns.chain_of(org.u1), "%", 5)
+    keys, tier = rank_keys(chain_of(org.u1), "%", 5)
     assert tier == "like" and keys == ["discount"]
-    assert rank_keys(turns.chain_of(org.u1), "_", 5) == ([], "like")
+    assert rank_keys(chain_of(org.u1), "_", 5) == ([], "like")
 
 
 def test_search_returns_the_resolved_entry_with_overrides_plus_pinned_keys(org, facts):
-    items, tier = turns.search_memories(org.u1, "calendar", principal=org.acme_agent)
+    items, tier = search.search_memories(org.u1, "calendar", principal=org.acme_agent)
     assert tier == "fts"
     assert [(i["key"], i["scope"]) for i in items] == [
         ("fiscal-year", "actor:acme/u1"),
@@ -56,15 +57,15 @@ def test_search_returns_the_resolved_entry_with_overrides_plus_pinned_keys(org, 
 
 
 def test_search_never_ranks_outside_the_chain(org, facts):
-    items, _ = turns.search_memories(org.x9, "kilometres", principal=org.globex_agent)
+    items, _ = search.search_memories(org.x9, "kilometres", principal=org.globex_agent)
     assert [(i["key"], i["scope"]) for i in items] == [("units", "tenant:globex")]
-    items, _ = turns.search_memories(org.u2, "calendar", principal=org.acme_agent)
+    items, _ = search.search_memories(org.u2, "calendar", principal=org.acme_agent)
     assert items == []
 
 
 def test_search_plan_materialises_the_chain_before_ranking(org, facts):
     sql = search.RANKED_CHAIN
-    params = {"chain": list(turns.chain_of(org.u1)), "q": "x", "limit": 5, "pattern": "%x%"}
+    params = {"chain": list(chain_of(org.u1)), "q": "x", "limit": 5, "pattern": "%x%"}
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
@@ -73,7 +74,7 @@ def test_search_plan_materialises_the_chain_before_ranking(org, facts):
 
 def test_later_tiers_are_not_computed_when_full_text_finds_something(org, facts):
     params = {
-        "chain": list(turns.chain_of(org.u1)),
+        "chain": list(chain_of(org.u1)),
         "q": "distances",
         "limit": 5,
         "pattern": "%distances%",

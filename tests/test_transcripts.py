@@ -1,6 +1,6 @@
 """Messages and pruning: a pruned origin dangles, memories stay."""
 
-from memory_core import transcripts, turns, writes
+from memory_core import readback, transcripts, writes
 from memory_core.models import LedgerEvent, Memory, Message, Thread
 
 
@@ -32,10 +32,10 @@ def test_a_memory_outlives_its_conversation_and_its_origin_stops_resolving(org, 
         tool_call_id="c1",
         thread_id="thr_1",
     )
-    items, _ = turns.read_back(org.u1, principal=org.acme_agent)
+    items, _ = readback.read_back(org.u1, principal=org.acme_agent)
     assert items[0]["origin"]["resolves"] is True
     transcripts.prune_history(0, principal=operator)
-    items, _ = turns.read_back(org.u1, principal=org.acme_agent)
+    items, _ = readback.read_back(org.u1, principal=org.acme_agent)
     assert items[0]["origin"] == {
         "actor": "acme/u1",
         "thread_id": "thr_1",

@@ -3,7 +3,7 @@
 import pytest
 from django.test import override_settings
 
-from memory_core import curation, turns, writes
+from memory_core import curation, readback, search, turns, writes
 from memory_core.models import AccessLog, Digest, DigestLine
 
 
@@ -139,9 +139,9 @@ def test_read_back_is_not_capped_and_filters_by_thread(org):
             principal=org.acme_agent,
             thread_id="thr_a" if i % 2 else "thr_b",
         )
-    items, count = turns.read_back(org.u1, principal=org.acme_agent, limit=100)
+    items, count = readback.read_back(org.u1, principal=org.acme_agent, limit=100)
     assert count == 25 and len(items) == 25
-    items, count = turns.read_back(org.u1, principal=org.acme_agent, thread_id="thr_a")
+    items, count = readback.read_back(org.u1, principal=org.acme_agent, thread_id="thr_a")
     assert count == 12 and {i["origin"]["thread_id"] for i in items} == {"thr_a"}
 
 
@@ -150,9 +150,9 @@ def test_an_actor_never_sees_another_actors_or_tenants_memories(org):
     writes.remember(org.x9, "secret", "x9 private", principal=org.globex_agent)
     turn = turns.resolve_turn(org.u1, "run_1", principal=org.acme_agent)
     assert turn.block == ""
-    items, count = turns.read_back(org.u1, principal=org.acme_agent)
+    items, count = readback.read_back(org.u1, principal=org.acme_agent)
     assert count == 0
-    found, _ = turns.search_memories(org.u1, "private", principal=org.acme_agent)
+    found, _ = search.search_memories(org.u1, "private", principal=org.acme_agent)
     assert found == []
 
 

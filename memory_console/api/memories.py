@@ -21,9 +21,10 @@ from memory_console.api.schemas import (
     SearchQuery,
     errors,
 )
-from memory_core import actors, audit, forgetting, turns, writes
+from memory_core import actors, audit, forgetting, readback, visibility, writes
 from memory_core.errors import NotFound
 from memory_core.models import Memory
+from memory_core.search import search_memories
 
 router = Router(tags=["memories"])
 
@@ -43,7 +44,7 @@ def visible_memory(actor, memory_id: str, *, principal, action: str, live_only: 
     try:
         if not well_formed:
             raise NotFound("memory not found")
-        return turns.memory_for_actor(actor, memory_id, live_only=live_only)
+        return visibility.memory_for_actor(actor, memory_id, live_only=live_only)
     except NotFound:
         audit.record(
             principal,
@@ -76,7 +77,7 @@ def remember(request, payload: RememberIn):
         tool_call_id=payload.tool_call_id,
         thread_id=payload.thread_id,
     )
-    shape = turns.memory_shape_for_actor(written.memory, actors.chain_of(actor))
+    shape = visibility.memory_shape_for_actor(written.memory, actors.chain_of(actor))
     return sent_as_is(shape, 201 if written.created else 200)
 
 
@@ -99,7 +100,7 @@ def read_back(
     keeps the memories learned in that thread; `count` counts every matching key."""
     principal = request.auth
     owner = actors.actor_for_key(actor, principal.api_key, principal)
-    items, count = turns.read_back(
+    items, count = readback.read_back(
         owner, principal=principal, thread_id=thread_id, limit=limit, offset=offset
     )
     return sent_as_is({"items": items, "count": count})
@@ -121,7 +122,7 @@ def search(
     says which search found them. Only the actor's chain is searched."""
     principal = request.auth
     owner = actors.actor_for_key(actor, principal.api_key, principal)
-    items, tier = turns.search_memories(owner, q, principal=principal, limit=limit)
+    items, tier = search_memories(owner, q, principal=principal, limit=limit)
     return sent_as_is({"items": items, "tier": tier})
 
 
@@ -145,7 +146,7 @@ def get_memory(request, memory_id: str, actor: ActorParam):
         memory_ids=[memory.uid],
         count=1,
     )
-    return turns.memory_shape_for_actor(memory, actors.chain_of(owner))
+    return visibility.memory_shape_for_actor(memory, actors.chain_of(owner))
 
 
 @router.delete(

@@ -21,8 +21,8 @@ from pydantic.fields import FieldInfo
 from memory_console.api import patterns
 from memory_core.inputs import HOST_ID_MAX, bad_host_id_char
 from memory_core.scopes import KEY_MAX_CHARS, REF_MAX_CHARS, SCOPE_MAX_CHARS
+from memory_core.search import MAX_QUERY_CHARS
 from memory_core.transcripts import MAX_MESSAGE_CHARS
-from memory_core.turns import MAX_QUERY_CHARS
 
 MAX_MEMBERSHIPS = 32
 DISPLAY_NAME_MAX = 200

@@ -10,12 +10,12 @@ import psycopg
 from django.conf import settings
 from django.utils import timezone
 
+from memory_core.applied import chain_entries
 from memory_core.block import render
 from memory_core.facts import Record
 from memory_core.ids import digest_id
 from memory_core.precedence import resolve
 from memory_core.selection import select
-from memory_core.turns import chain_entries
 
 # The chain's live rows by one query; memory_one_live_per_scope_key, a partial unique
 # index on (scope_id, key) WHERE retired_at IS NULL, serves it.

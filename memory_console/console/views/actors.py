@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 from memory_console.console.access import actor_for_reader, console_view, readable_scope_roles
 from memory_console.console.forms import AUTHOR_COMBINATION_LABELS
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import audit, turns
+from memory_core import applied, audit, turns
 from memory_core.actors import chain_of
 from memory_core.errors import Invalid
 from memory_core.models import Actor, Digest, Memory, Scope
@@ -68,11 +68,11 @@ def _preview(request, actor: Actor, readable) -> tuple[dict, int]:
 
 
 def _applied(chain) -> list[Applied]:
-    memories = turns.chain_memories(chain)
+    memories = applied.chain_memories(chain)
     by_uid = {m.uid: m for m in memories}
     return [
         Applied(by_uid[e.id], [by_uid[o.id] for o in e.overrides], e.pinned)
-        for e in turns.resolved(chain, memories)
+        for e in applied.resolved(chain, memories)
     ]
 
 

@@ -1,0 +1,70 @@
+"""What applies to an actor: its chain's live rows, resolved by precedence into entries,
+and the API shape of those entries.
+
+Shared by turns (turns.py), the read-back (readback.py), search (search.py) and the
+console's actor page; every read of "what does this chain say" goes through here.
+"""
+
+from django.utils import timezone
+
+from memory_core import hotpath
+from memory_core.facts import Entry, Record
+from memory_core.models import Memory
+from memory_core.precedence import resolve
+from memory_core.shapes import ShapeRow, shape, to_record
+
+
+def chain_records(chain) -> list[Record]:
+    """The chain's live, unexpired rows: the only rows any resolution may look at.
+
+    Plain Records, not model instances: building a Django object (with its scope, actor
+    and stored tsvector) for each of a chain's several hundred rows cost far more than
+    the query itself. Only the few rows a turn shows are read again, as ShapeRows.
+    """
+    rows = hotpath.fetch_all(hotpath.CHAIN_RECORDS, {"chain": list(chain)})
+    return [Record(*row) for row in rows]
+
+
+def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
+    """Every key that applies to the chain, precedence-resolved, with its overrides."""
+    if records is None:
+        records = chain_records(chain)
+    return resolve(records, chain, now=timezone.now())
+
+
+def shown_ids(entries) -> set[str]:
+    """The memory ids these entries put on screen: each winner and every value it beats."""
+    return {e.id for e in entries} | {o.id for e in entries for o in e.overrides}
+
+
+def shape_rows(uids) -> dict[str, ShapeRow]:
+    """What the API shows of these memories, by public id, in one query."""
+    rows = hotpath.fetch_all(hotpath.SHAPE_ROWS, [sorted(uids)])
+    return {row[1]: ShapeRow(*row) for row in rows}
+
+
+def chain_memories(chain) -> list[Memory]:
+    """The chain's live rows as model objects, for pages that show every one of them."""
+    return list(
+        Memory.objects.live()
+        .in_chain(chain)
+        .select_related("scope", "origin_actor", "supersedes")
+        .defer("search", "supersedes__search")
+        .order_by()
+    )
+
+
+def resolved(chain, memories: list[Memory]) -> list[Entry]:
+    return resolve([to_record(m) for m in memories], chain, now=timezone.now())
+
+
+def entry_shapes(entries, rows: dict[str, ShapeRow] | None = None) -> list[dict]:
+    """The API shape of each entry (winner with its overrides)."""
+    if rows is None:
+        rows = shape_rows(shown_ids(entries))
+    # A memory forgotten since the entries were resolved is simply not shown.
+    return [
+        shape(rows[e.id], [rows[o.id] for o in e.overrides if o.id in rows])
+        for e in entries
+        if e.id in rows
+    ]
