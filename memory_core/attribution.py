@@ -2,7 +2,7 @@
 
 A pasted line is matched by equality on the exact forms a stored prompt line can take
 (block.ENTRY_MARK or block.OVERRIDE_MARK in front of the same body), so the lookup is an
-index probe on DigestLine.text (`digestline_text_idx`), never a LIKE over every line.
+index probe on DigestLine.text (`digestline_text_hash`), never a LIKE over every line.
 After a forget the original text exists nowhere, so it cannot match: the stored line now
 reads `[forgotten]` (`- [forgotten]` in the block), and that, or the run id, is what an
 auditor looks up instead.

@@ -93,24 +93,6 @@ def event_hash(event) -> str:
     return hashlib.sha256(canonical(event)).hexdigest()
 
 
-def legacy_event_hash(event) -> str:
-    """The v1 seal, computed in Python before migration 0005: sorted-key compact JSON of
-    the fields. Events sealed that way still verify."""
-    fields = {
-        "stream": event.stream,
-        "seq": event.seq,
-        "kind": event.kind,
-        "scope": event.scope,
-        "principal": event.principal,
-        "actor": event.actor_ref,
-        "payload": event.payload,
-        "created_at": event.created_at.isoformat(timespec="microseconds"),
-        "prev_hash": event.prev_hash,
-    }
-    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 # Reads the stream's last event and appends the next one in one statement; the caller
 # holds the stream's advisory lock, taken in an earlier statement so that this one's
 # snapshot already sees whatever the previous holder committed. PostgreSQL computes the
@@ -211,8 +193,7 @@ def verify(progress=None, streams=None) -> Verification:
     whose link or hash does not hold. The console passes the streams a tenant's auditor
     reads, so a check never walks, counts or names another tenant's events.
 
-    PostgreSQL hashes each stream where it is stored and returns only suspects; a suspect
-    whose seal is the v1 form (events appended before migration 0005) is checked here.
+    PostgreSQL hashes each stream where it is stored and returns only suspects.
     """
     sizes = LedgerEvent.objects.order_by("stream").values_list("stream").annotate(n=Count("id"))
     if streams is not None:
@@ -228,7 +209,7 @@ def verify(progress=None, streams=None) -> Verification:
                 problem = f"expected seq {expected_seq}, found {seq}"
             elif not linked:
                 problem = "prev_hash does not match the previous event's hash"
-            elif not sealed and legacy_event_hash(event) != event.hash:
+            elif not sealed:
                 problem = "hash does not match the event's contents"
             if problem:
                 return Verification(ok=False, count=count + position, broken=event, problem=problem)

@@ -26,7 +26,7 @@ REF_PATTERN = rf"(?:{NAME_PATTERN}/)?{NAME_PATTERN}"
 REF_RE = re.compile(rf"^{REF_PATTERN}$")
 REF_MAX_CHARS = 257
 # `global` is not also a kind: `global:x` would report kind "global" and be mistaken for
-# the root scope by anything that branches on scope_kind. A tenant is one name (it is the
+# the root scope by anything that branches on a token's kind. A tenant is one name (it is the
 # namespace); everything else may be qualified by its tenant: `team:acme/ops`.
 SCOPE_RE = re.compile(
     rf"^(?:global|tenant:{NAME_PATTERN}|(?!global:|tenant:){KIND_PATTERN}:{REF_PATTERN})$"
@@ -44,13 +44,6 @@ _BIDI_CONTROLS = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x206
 
 def is_valid_scope(token: object) -> bool:
     return isinstance(token, str) and SCOPE_RE.fullmatch(token) is not None
-
-
-def scope_kind(token: str) -> str:
-    """`team` for `team:ops`; `global` for `global`. Refuses a malformed token."""
-    if not is_valid_scope(token):
-        raise ValueError(f"not a scope token: {token!r}")
-    return GLOBAL if token == GLOBAL else token.split(":", 1)[0]
 
 
 def actor_scope(ref: str) -> str:

@@ -359,7 +359,7 @@ def test_the_line_is_matched_by_equality_not_a_scan(client, users, taught):
 
 def test_the_text_lookup_can_use_an_index(taught):
     """With sequential scans priced out, the planner reaches the lines through an index on
-    DigestLine.text (today the btree digestline_text_idx; a hash index serves `= ANY` as
+    DigestLine.text (today the hash index digestline_text_hash; a hash index serves `= ANY` as
     well, through a bitmap scan): the attribution query has one to use."""
     with connection.cursor() as cursor:
         cursor.execute(

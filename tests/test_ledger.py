@@ -174,7 +174,8 @@ def test_floats_are_refused_in_payloads(org, operator):
 
 
 def _insert_raw(stream, seq, prev, payload, sealed=None, principal="user:old"):
-    """An event written as the code before migration 0005 wrote them (hashed in Python)."""
+    """An event written behind the ledger's back, sealed by `sealed` or, by default, with
+    the hash ledger.event_hash computes in Python (the database's own rendering)."""
     import datetime
     import json
     from types import SimpleNamespace
@@ -190,7 +191,7 @@ def _insert_raw(stream, seq, prev, payload, sealed=None, principal="user:old"):
         created_at=datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC),
         prev_hash=prev,
     )
-    digest = sealed or ledger.legacy_event_hash(event)
+    digest = sealed or ledger.event_hash(event)
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO memory_core_ledgerevent (stream, seq, kind, scope, principal,"
@@ -211,17 +212,17 @@ def _insert_raw(stream, seq, prev, payload, sealed=None, principal="user:old"):
     return digest
 
 
-def test_events_sealed_before_the_sql_hash_still_verify(db):
-    first = _insert_raw("tenant:legacy", 1, ledger.GENESIS, {"memory": "mem_1", "chars": 3})
-    _insert_raw("tenant:legacy", 2, first, {"memory": "mem_2"})
+def test_a_stream_sealed_as_python_computes_the_hash_verifies(db):
+    first = _insert_raw("tenant:outside", 1, ledger.GENESIS, {"memory": "mem_1", "chars": 3})
+    _insert_raw("tenant:outside", 2, first, {"memory": "mem_2"})
     result = ledger.verify()
     assert result.ok and result.count == LedgerEvent.objects.count()
 
 
-def test_a_tampered_legacy_event_is_still_caught(db):
-    first = _insert_raw("tenant:legacy", 1, ledger.GENESIS, {"memory": "mem_1"})
-    _insert_raw("tenant:legacy", 2, first, {"memory": "mem_2"}, sealed="f" * 64)
-    result = ledger.verify(streams=["tenant:legacy"])
+def test_an_event_whose_seal_does_not_match_its_contents_is_caught(db):
+    first = _insert_raw("tenant:outside", 1, ledger.GENESIS, {"memory": "mem_1"})
+    _insert_raw("tenant:outside", 2, first, {"memory": "mem_2"}, sealed="f" * 64)
+    result = ledger.verify(streams=["tenant:outside"])
     assert not result.ok and result.broken.seq == 2 and result.count == 1
     assert "hash" in result.problem
 

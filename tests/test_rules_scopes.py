@@ -9,7 +9,6 @@ from memory_core.scopes import (
     is_valid_key,
     is_valid_scope,
     key_problem,
-    scope_kind,
 )
 
 
@@ -53,17 +52,6 @@ def test_valid_scope_tokens(token):
 )
 def test_invalid_scope_tokens(token):
     assert not is_valid_scope(token)
-
-
-def test_scope_kind_is_the_prefix_and_global_is_its_own_kind():
-    assert scope_kind("global") == "global"
-    assert scope_kind("tenant:acme") == "tenant"
-    assert scope_kind("actor:u1") == "actor"
-
-
-def test_scope_kind_refuses_a_malformed_token():
-    with pytest.raises(ValueError):
-        scope_kind("not a scope")
 
 
 def test_actor_scope_prefixes_the_ref_and_refuses_bad_refs():

@@ -39,9 +39,6 @@ class MemoryQuerySet(models.QuerySet):
         """Rows at the given scopes only. Every read for an actor starts here (privacy first)."""
         return self.filter(scope__token__in=list(chain))
 
-    def at(self, scope, key):
-        return self.filter(scope=scope, key=key)
-
 
 class Memory(models.Model):
     uid = models.CharField(max_length=40, unique=True, default=memory_id, editable=False)
@@ -166,7 +163,3 @@ class Memory(models.Model):
 
     def __str__(self):
         return self.uid
-
-    @property
-    def is_live(self) -> bool:
-        return self.retired_at is None

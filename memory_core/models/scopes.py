@@ -58,11 +58,6 @@ MEMBERSHIP_TENANT_SQL = f"""
 """
 
 
-class ScopeQuerySet(models.QuerySet):
-    def tokens(self, tokens):
-        return self.filter(token__in=list(tokens))
-
-
 class Scope(models.Model):
     token = models.CharField(max_length=SCOPE_MAX_CHARS, unique=True)
     label = models.CharField(max_length=200, blank=True, default="")
@@ -73,8 +68,6 @@ class Scope(models.Model):
     # `global` (or `global` itself). Stored so an append needs no walk up the tree.
     stream = models.CharField(max_length=SCOPE_MAX_CHARS)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = ScopeQuerySet.as_manager()
 
     class Meta:
         ordering = ["token"]
@@ -104,14 +97,6 @@ class Scope(models.Model):
 
     def __str__(self):
         return self.token
-
-    @property
-    def kind(self) -> str:
-        return self.token.split(":", 1)[0] if ":" in self.token else self.token
-
-    @property
-    def is_global(self) -> bool:
-        return self.token == GLOBAL
 
 
 class Actor(models.Model):

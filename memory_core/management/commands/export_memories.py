@@ -40,7 +40,11 @@ def line_for(memory: Memory) -> dict:
         line["author"] = Author.AGENT
     elif memory.origin_user:
         line["user"] = memory.origin_user
-    if scope.parent is not None and scope.parent.token != GLOBAL and scope.kind != "actor":
+    if (
+        scope.parent is not None
+        and scope.parent.token != GLOBAL
+        and not scope.token.startswith("actor:")
+    ):
         line["parent"] = scope.parent.token
     if memory.expires_at is not None:
         line["expires_at"] = timestamp(memory.expires_at)
