@@ -8,12 +8,11 @@ hold it) and lone surrogates (not encodable as UTF-8).
 import unicodedata
 
 from memory_core.errors import Invalid
+from memory_core.scopes import BIDI_CONTROLS
 
 HOST_ID_MAX = 128
 
 
-# Bidirectional overrides and isolates make an id display differently from what it is.
-_BIDI = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 
 
 # U+2028/U+2029 are not Cc, but they end a line for most readers (and str.splitlines), so
@@ -30,7 +29,7 @@ def _bad_char(value: str, *, allow_layout: bool, allow_bidi: bool = True) -> str
             return f"U+{ord(ch):04X}"
         if not allow_layout and ch in _LINE_SEPARATORS:
             return f"U+{ord(ch):04X}"
-        if not allow_bidi and ch in _BIDI:
+        if not allow_bidi and ch in BIDI_CONTROLS:
             return f"U+{ord(ch):04X}"
     return None
 

@@ -51,6 +51,11 @@ def actor_token(ref: str) -> str:
     return f"actor:{ref}"
 
 
+def ref_of_scope(token: str) -> str | None:
+    """The stored ref whose own scope `token` is (`acme/u1` for `actor:acme/u1`), else None."""
+    return token.split(":", 1)[1] if token.startswith("actor:") else None
+
+
 def qualify_ref(ref: str, tenant: str | None) -> str:
     """The stored ref for `ref` as named by someone whose reach lies in `tenant`.
 

@@ -39,7 +39,7 @@ KEY_MAX_CHARS = 64
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029")
 # Embeddings/overrides (U+202A-U+202E) and isolates (U+2066-U+2069): they can make a
 # line display as something other than what was stored ("Trojan Source").
-_BIDI_CONTROLS = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+BIDI_CONTROLS = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 
 
 def is_valid_scope(token: object) -> bool:
@@ -84,7 +84,7 @@ def fact_problem(text: str, max_chars: int) -> str | None:
         if unicodedata.category(ch) in {"Cc", "Cs"}:
             # Cs: a lone surrogate cannot be stored as UTF-8 at all.
             return f"fact contains a control character (U+{ord(ch):04X})"
-        if ch in _BIDI_CONTROLS:
+        if ch in BIDI_CONTROLS:
             return (
                 f"fact contains a bidirectional formatting character (U+{ord(ch):04X}), "
                 "which can make it display differently from what is stored"

@@ -5,12 +5,9 @@ from django.db import OperationalError
 
 from memory_core import keys
 from memory_core.models import AccessLog, Actor, LedgerEvent, Message, Scope, Thread
+from tests.helpers import bearer
 
 ACTORS = "/api/v1/actors"
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"} if secret else {}
 
 
 def put_actor(client, secret, ref, body):

@@ -3,7 +3,7 @@ re-validated by Ninja: each must still be exactly its declared response schema."
 
 from memory_console.api.schemas import MemoryOut, MemoryPageOut, SearchOut, TurnOut
 from memory_core import writes
-from tests.test_api_turns import bearer, post_turn
+from tests.helpers import bearer, post_turn
 
 
 def exactly(schema, body: dict) -> None:

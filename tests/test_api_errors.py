@@ -10,10 +10,7 @@ from django.test import Client, RequestFactory
 from memory_console.middleware import ApiErrorsAsJsonMiddleware
 from memory_core import keys
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
+from tests.helpers import bearer
 
 
 def stored():

@@ -7,12 +7,9 @@ from django.test import override_settings
 
 from memory_core import keys, writes
 from memory_core.models import AccessLog, Actor, Digest, Memory
+from tests.helpers import bearer
 
 MEMORIES = "/api/v1/memories"
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"} if secret else {}
 
 
 def remember(client, secret, **body):
@@ -212,14 +209,16 @@ def test_remember_costs_a_bounded_number_of_queries(
 ):
     writes.publish(org.root, "fiscal-year", "starts in October", principal=operator)
     call = {"actor": "u1", "key": "fiscal-year", "fact": "calendar year", "run_id": "r1"}
-    # Measured: 19 for a first write. The request's own: key 1, actor 1, reach 1, access
-    # log 1, and the overrides (chain 1, wider rows 1). The service's 13: its transaction
-    # (2 savepoint statements under the test's transaction), the run's recorded chain, the
-    # chain, the slot lock, the live row, the tool-call check, the insert, and the ledger
-    # append (2 savepoint statements, stream lock, head, insert). A repeated tool call: 13.
-    with django_assert_max_num_queries(19):
+    # Measured: 12 for a first write. The request's own: the key with its reach, the actor
+    # with its chain, and the overrides' wider rows. The service's 9: its transaction (2
+    # savepoint statements under the test's), the slot lock, the live row, the tool-call
+    # check, the insert, the ledger append (stream lock, then one INSERT … SELECT of the
+    # head) and the access-log row. No read of the run's recorded chain: an agent writes
+    # only at its actor's own scope, which heads every chain (writes.remember). A repeated
+    # tool call: 9.
+    with django_assert_max_num_queries(12):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 201
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(9):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 200
 
 

@@ -6,12 +6,9 @@ from django.db import InternalError, connection, transaction
 
 from memory_core import actors, keys
 from memory_core.models import AccessLog, Actor, Membership, Memory, Scope
+from tests.helpers import bearer
 
 JANE = "jane.doe@example.com"
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def turn(client, secret, actor, run_id="r1"):

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from memory_core import actors, keys, writes
 from memory_core.models import Memory
 from memory_core.principals import Principal
+from tests.helpers import bearer
 
 MEMORY_KEYS = ["tone", "units", "fiscal-year"]
 
@@ -104,10 +105,6 @@ class World:
         else:
             scope = self.teams[holder[1]][holder[2]]
         return writes.publish(scope, key, text, principal=operator)
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def shown_ids(items):

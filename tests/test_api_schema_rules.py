@@ -22,6 +22,7 @@ from memory_core.inputs import bad_host_id_char, text_problem
 from memory_core.models import Actor, Digest, Memory, Message, Thread
 from memory_core.names import is_valid_ref
 from memory_core.scopes import fact_problem, is_valid_key, is_valid_scope
+from tests.helpers import bearer
 
 # Every character any of the patterns names lies below U+3100; past it, a few of each kind.
 CHARACTERS = [chr(c) for c in range(0x3100)] + [
@@ -130,10 +131,6 @@ def test_the_document_states_refs_keys_memberships_and_the_turn_budget(db, clien
 
 
 # --- max_memories -----------------------------------------------------------------------
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def post(client, secret, path, body):

@@ -5,16 +5,9 @@ from django.test import override_settings
 
 from memory_core import keys, writes
 from memory_core.models import AccessLog, Actor, Digest, DigestLine
+from tests.helpers import bearer, post_turn
 
 TURNS = "/api/v1/turns"
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"} if secret else {}
-
-
-def post_turn(client, secret, body):
-    return client.post(TURNS, body, content_type="application/json", headers=bearer(secret))
 
 
 @pytest.fixture

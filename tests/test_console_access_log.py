@@ -14,16 +14,11 @@ from memory_core import audit, writes
 from memory_core.errors import Forbidden
 from memory_core.models import AccessLog
 from memory_core.principals import Principal
+from tests.helpers import explain, login, main_query
 from tests.roles import as_owner
-from tests.test_console_ledger import _main_query, explain
 
 ACME_TOKENS = {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 ACME_ACTORS = {"acme/u1", "acme/u2"}
-
-
-def _login(client, user):
-    client.force_login(user)
-    return client
 
 
 def _ids(response) -> list[int]:
@@ -81,14 +76,14 @@ def test_anonymous_is_sent_to_login(client, users):
 
 
 def test_superuser_sees_every_row(client, users, traffic):
-    response = _login(client, users.su).get("/access/")
+    response = login(client, users.su).get("/access/")
     assert set(_ids(response)) == set(AccessLog.objects.values_list("id", flat=True))
     assert "ghost" in response.text and "cli:probe" in response.text
 
 
 @pytest.mark.parametrize("who", ["owner", "auditor"])
 def test_acme_readers_see_rows_at_their_scopes_or_for_their_actors(client, users, traffic, who):
-    response = _login(client, getattr(users, who)).get("/access/")
+    response = login(client, getattr(users, who)).get("/access/")
     assert response.status_code == 200
     shown = set(_ids(response))
     assert shown == _visible_to_acme()
@@ -106,7 +101,7 @@ def test_acme_readers_see_rows_at_their_scopes_or_for_their_actors(client, users
 
 
 def test_outsider_sees_only_globex_rows(client, users, traffic):
-    response = _login(client, users.outsider).get("/access/")
+    response = login(client, users.outsider).get("/access/")
     shown = set(_ids(response))
     expected = AccessLog.objects.filter(scope__in=["tenant:globex", "actor:globex/x9"]) | (
         AccessLog.objects.filter(actor_ref="globex/x9")
@@ -117,7 +112,7 @@ def test_outsider_sees_only_globex_rows(client, users, traffic):
 
 def test_user_without_grants_sees_no_rows(client, users, traffic, django_user_model):
     nobody = django_user_model.objects.create_user("nobody", password="pw-nobody-123")
-    response = _login(client, nobody).get("/access/")
+    response = login(client, nobody).get("/access/")
     assert response.status_code == 200 and _ids(response) == []
     assert _refused_count(response) == 0
 
@@ -136,13 +131,13 @@ def test_user_without_grants_sees_no_rows(client, users, traffic, django_user_mo
     ],
 )
 def test_filters_narrow_the_list(client, users, traffic, query, expected):
-    response = _login(client, users.su).get(f"/access/?{query}")
+    response = login(client, users.su).get(f"/access/?{query}")
     wanted = set(AccessLog.objects.filter(**expected).values_list("id", flat=True))
     assert wanted and set(_ids(response)) == wanted
 
 
 def test_refused_only_lists_every_refusal_the_reader_may_see(client, users, traffic):
-    response = _login(client, users.auditor).get("/access/?refused=on")
+    response = login(client, users.auditor).get("/access/?refused=on")
     refused = {i for i in _visible_to_acme() if AccessLog.objects.get(id=i).outcome >= 400}
     assert set(_ids(response)) == refused == _refused_ids(response)
     assert len(refused) == 4  # the outsider's publish and u1's 403, 404, 422
@@ -151,7 +146,7 @@ def test_refused_only_lists_every_refusal_the_reader_may_see(client, users, traf
 def test_time_filter_narrows_the_list(client, users, traffic):
     old = AccessLog.objects.get(action="publish", outcome=403).id
     _backdate(old, timedelta(days=3))
-    _login(client, users.su)
+    login(client, users.su)
     assert old not in _ids(client.get("/access/?window=24h"))
     assert old in _ids(client.get("/access/?window=7d"))
     until = (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
@@ -162,7 +157,7 @@ def test_time_filter_narrows_the_list(client, users, traffic):
 
 
 def test_refusals_are_highlighted_and_counted(client, users, traffic):
-    response = _login(client, users.su).get("/access/")
+    response = login(client, users.su).get("/access/")
     refused = set(AccessLog.objects.filter(outcome__gte=400).values_list("id", flat=True))
     assert _refused_ids(response) == refused
     assert response.text.count('<span class="refused-label">refused</span>') == len(refused)
@@ -174,9 +169,9 @@ def test_refusals_are_highlighted_and_counted(client, users, traffic):
 
 
 def test_the_refusal_count_is_the_readers_own(client, users, traffic):
-    assert _refused_count(_login(client, users.auditor).get("/access/")) == 4
+    assert _refused_count(login(client, users.auditor).get("/access/")) == 4
     # Globex's admin sees one: acme's key probing globex's actor x9.
-    response = _login(client, users.outsider).get("/access/")
+    response = login(client, users.outsider).get("/access/")
     assert _refused_count(response) == 1
     assert _refused_ids(response) == {AccessLog.objects.get(actor_ref="globex/x9", outcome=404).id}
 
@@ -184,7 +179,7 @@ def test_the_refusal_count_is_the_readers_own(client, users, traffic):
 def test_the_refusal_count_covers_the_selected_window(client, users, traffic):
     probe = AccessLog.objects.get(action="publish", outcome=403).id
     _backdate(probe, timedelta(days=3))
-    _login(client, users.auditor)
+    login(client, users.auditor)
     assert _refused_count(client.get("/access/")) == 3  # the default: the last 24 hours
     week = client.get("/access/?window=7d")
     assert _refused_count(week) == 4 and "in the last 7 days" in week.text
@@ -192,7 +187,7 @@ def test_the_refusal_count_covers_the_selected_window(client, users, traffic):
 
 
 def test_a_quiet_log_says_so(client, users, org):
-    response = _login(client, users.owner).get("/access/")
+    response = login(client, users.owner).get("/access/")
     assert _refused_count(response) == 0 and "has-refusals" not in response.text
 
 
@@ -205,7 +200,7 @@ def test_cursor_paging_has_no_duplicates_or_gaps_while_rows_arrive(client, users
     originals = list(
         AccessLog.objects.filter(action="turn").order_by("-id").values_list("id", flat=True)
     )
-    _login(client, users.auditor)
+    login(client, users.auditor)
     first = client.get("/access/?action=turn")
     assert _ids(first) == originals[:50]
     older = re.search(r'href="(/access/\?[^"]*before=(\d+)[^"]*)"', first.text)
@@ -218,7 +213,7 @@ def test_cursor_paging_has_no_duplicates_or_gaps_while_rows_arrive(client, users
 
 
 def test_htmx_filter_request_gets_only_the_rows_fragment(client, users, traffic):
-    fragment = _login(client, users.auditor).get(
+    fragment = login(client, users.auditor).get(
         "/access/?refused=on", headers={"HX-Request": "true"}
     )
     assert fragment.text.lstrip().startswith('<section id="access-rows"')
@@ -258,9 +253,9 @@ def _bulk_rows(count=4000):
 def test_the_filtered_access_page_walks_an_index(client, users, traffic, who, query, index):
     _bulk_rows()
     with CaptureQueriesContext(connection) as queries:
-        response = _login(client, getattr(users, who)).get(f"/access/?{query}")
+        response = login(client, getattr(users, who)).get(f"/access/?{query}")
     assert response.status_code == 200 and _ids(response)
-    plan = explain(_main_query(queries, "memory_core_accesslog"))
+    plan = explain(main_query(queries, "memory_core_accesslog"))
     print(f"EXPLAIN /access/?{query} ({who}):\n{plan}")
     assert index in plan
     assert "Seq Scan" not in plan
@@ -269,7 +264,7 @@ def test_the_filtered_access_page_walks_an_index(client, users, traffic, who, qu
 def test_the_refusal_count_reads_an_index_within_its_window(client, users, traffic):
     _bulk_rows()
     with CaptureQueriesContext(connection) as queries:
-        _login(client, users.auditor).get("/access/")
+        login(client, users.auditor).get("/access/")
     count_sql = next(
         q["sql"]
         for q in queries

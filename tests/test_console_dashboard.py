@@ -17,12 +17,8 @@ from memory_console.console.charts import (
 )
 from memory_core import ledger, turns, writes
 from memory_core.models import LedgerEvent
+from tests.helpers import login
 from tests.roles import as_owner
-
-
-def _login(client, user):
-    client.force_login(user)
-    return client
 
 
 def _stat(response, name) -> int:
@@ -79,7 +75,7 @@ def test_logging_in_lands_on_the_dashboard(client, users):
 def test_figures_count_only_what_the_reader_may_read(
     client, users, activity, who, agent_writes, human_writes, chars, turn_count, live, live_agent
 ):
-    response = _login(client, getattr(users, who)).get("/")
+    response = login(client, getattr(users, who)).get("/")
     assert response.status_code == 200
     assert _stat(response, "agent-writes") == agent_writes
     assert _stat(response, "human-writes") == human_writes  # 2 published + 1 corrected
@@ -90,7 +86,7 @@ def test_figures_count_only_what_the_reader_may_read(
 
 
 def test_acme_readers_see_nothing_of_globex(client, users, activity):
-    response = _login(client, users.auditor).get("/")
+    response = login(client, users.auditor).get("/")
     # Random tokens (the CSRF token, nonces) may spell "x9" by chance: leave them out.
     text = re.sub(r"[A-Za-z0-9+/=_-]{32,}", "", response.text)
     assert "globex" not in text and "x9" not in text
@@ -98,7 +94,7 @@ def test_acme_readers_see_nothing_of_globex(client, users, activity):
 
 
 def test_counts_per_scope_and_author(client, users, activity):
-    response = _login(client, users.owner).get("/")
+    response = login(client, users.owner).get("/")
     section = re.search(r"<h2>Live memories per scope</h2>.*?</section>", response.text, re.S)
     rows = {
         token: [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row)]
@@ -119,7 +115,7 @@ def test_counts_per_scope_and_author(client, users, activity):
 
 
 def test_the_charts_render_as_inline_svg_with_the_data(client, users, activity):
-    response = _login(client, users.owner).get("/")
+    response = login(client, users.owner).get("/")
     # Thirty columns a chart, today's last, each with its numbers in a <title>.
     svg = re.search(r'<svg class="chart" id="chart-writes".*?</svg>', response.text, re.S).group(0)
     assert svg.count('<g class="day">') == 30
@@ -136,7 +132,7 @@ def test_the_charts_render_as_inline_svg_with_the_data(client, users, activity):
 
 
 def test_empty_charts_still_render(client, users):
-    response = _login(client, users.owner).get("/")
+    response = login(client, users.owner).get("/")
     assert response.status_code == 200
     assert _bars(response, "chart-writes", "agent") == []
     assert 'data-total="0"' in response.text
@@ -159,7 +155,7 @@ def crowded_turn(settings, users, org):
 
 def test_pinned_omitted_turns_are_listed_as_alerts(client, users, org, crowded_turn):
     turns.resolve_turn(org.x9, "run-globex", principal=org.globex_agent)  # nothing pinned
-    response = _login(client, users.auditor).get("/")
+    response = login(client, users.auditor).get("/")
     assert _stat(response, "alerts") == 1
     alerts = re.search(
         r'<section class="card alert-card" id="alerts">.*?</section>', response.text, re.S
@@ -171,7 +167,7 @@ def test_pinned_omitted_turns_are_listed_as_alerts(client, users, org, crowded_t
 
 
 def test_another_tenants_alerts_stay_hidden(client, users, crowded_turn):
-    response = _login(client, users.outsider).get("/")
+    response = login(client, users.outsider).get("/")
     assert _stat(response, "alerts") == 0
     assert "run-crowded" not in response.text
     assert "No turn in the last 30 days left a pinned memory out" in response.text
@@ -183,7 +179,7 @@ def test_another_tenants_alerts_stay_hidden(client, users, crowded_turn):
 def test_recent_ledger_events_are_the_readers_ten_newest(client, users, org, activity):
     for i in range(12):
         writes.publish(org.globex, f"g{i}", "globex fact", principal=users.p_outsider)
-    response = _login(client, users.owner).get("/")
+    response = login(client, users.owner).get("/")
     shown = [int(i) for i in re.findall(r'<tr id="event-(\d+)"', response.text)]
     acme = ["tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"]
     expected = list(
@@ -197,14 +193,14 @@ def test_the_dashboard_never_walks_the_chain(client, users, activity, monkeypatc
         raise AssertionError("the dashboard must not verify the chain on load")
 
     monkeypatch.setattr(ledger, "verify", walked)
-    response = _login(client, users.auditor).get("/")
+    response = login(client, users.auditor).get("/")
     assert response.status_code == 200
     assert "Not checked yet" in response.text
     assert 'action="/ledger/verify/"' in response.text
 
 
 def test_the_chain_status_shows_the_last_check(client, users, activity):
-    _login(client, users.auditor)
+    login(client, users.auditor)
     response = client.post("/ledger/verify/", {"next": "/"})
     assert response["Location"] == "/"
     page = client.get("/")
@@ -215,13 +211,13 @@ def test_the_chain_status_shows_the_last_check(client, users, activity):
 def test_totals_are_estimates_and_for_superusers_only(client, users, activity):
     with as_owner(), connection.cursor() as cursor:  # ANALYZE is the owner's
         cursor.execute("ANALYZE memory_core_ledgerevent")
-    response = _login(client, users.su).get("/")
+    response = login(client, users.su).get("/")
     assert re.search(r"≈ \d+ ledger events", response.text)
-    assert "planner estimates" not in _login(client, users.auditor).get("/").text
+    assert "planner estimates" not in login(client, users.auditor).get("/").text
 
 
 def test_the_number_of_queries_does_not_grow_with_history(client, users, org, activity):
-    _login(client, users.owner)
+    login(client, users.owner)
     client.get("/")  # warm the session
     with CaptureQueriesContext(connection) as few:
         client.get("/")

@@ -14,7 +14,7 @@ from django.test import Client
 
 from memory_core import turns, writes
 from memory_core.models import AccessLog, LedgerEvent, Memory
-from tests.console_helpers import refusals
+from tests.helpers import refusals
 
 HX = {"HTTP_HX_REQUEST": "true"}
 

@@ -7,12 +7,7 @@ from django.test import Client
 
 from memory_core import keys
 from memory_core.models import AccessLog, ApiKey, LedgerEvent
-from tests.console_helpers import refusals
-
-
-def _login(client, user):
-    client.force_login(user)
-    return client
+from tests.helpers import login, refusals
 
 
 def _names_listed(response) -> set[str]:
@@ -20,11 +15,11 @@ def _names_listed(response) -> set[str]:
 
 
 def _create(client, user, name="support bot", reach="tenant:acme"):
-    return _login(client, user).post("/keys/create/", {"name": name, "reach": reach})
+    return login(client, user).post("/keys/create/", {"name": name, "reach": reach})
 
 
 def _revoke(client, user, key):
-    return _login(client, user).post(f"/keys/{key.uid}/revoke/")
+    return login(client, user).post(f"/keys/{key.uid}/revoke/")
 
 
 def _secret_in(response) -> str:
@@ -61,14 +56,14 @@ def test_anonymous_create_and_revoke_are_sent_to_login_and_change_nothing(client
     ],
 )
 def test_the_list_holds_the_keys_whose_reach_lies_under_the_users_grants(client, users, who, names):
-    response = _login(client, getattr(users, who)).get("/keys/")
+    response = login(client, getattr(users, who)).get("/keys/")
     assert response.status_code == 200
     assert _names_listed(response) == names
 
 
 def test_the_list_shows_prefix_reach_creator_and_state(client, users, org):
     keys.revoke_api_key(org.acme_key, principal=users.p_owner)
-    text = _login(client, users.su).get("/keys/").text
+    text = login(client, users.su).get("/keys/").text
     assert f"mc_{org.acme_key.prefix}…" in text
     assert 'href="/scopes/tenant:acme/"' in text
     assert "cli:test" in text
@@ -77,7 +72,7 @@ def test_the_list_shows_prefix_reach_creator_and_state(client, users, org):
 
 
 def test_auditor_sees_the_list_without_any_form(client, users, org):
-    text = _login(client, users.auditor).get("/keys/").text
+    text = login(client, users.auditor).get("/keys/").text
     assert "acme host" in text
     assert 'action="/keys/create/"' not in text
     assert "/revoke/" not in text
@@ -85,7 +80,7 @@ def test_auditor_sees_the_list_without_any_form(client, users, org):
 
 
 def test_owner_sees_a_revoke_form_and_only_the_reaches_they_administer(client, users, org):
-    text = _login(client, users.owner).get("/keys/").text
+    text = login(client, users.owner).get("/keys/").text
     assert f'action="/keys/{org.acme_key.uid}/revoke/"' in text
     offered = set(re.findall(r'<option value="([^"]+)"[^>]*>\1', text.split('id="key-reach"')[1]))
     assert offered == {"tenant:acme", "team:acme/ops"}
@@ -93,7 +88,7 @@ def test_owner_sees_a_revoke_form_and_only_the_reaches_they_administer(client, u
 
 def test_user_without_grants_gets_an_empty_page(client, users, django_user_model):
     nobody = django_user_model.objects.create_user("nobody", password="pw-nobody-123")
-    response = _login(client, nobody).get("/keys/")
+    response = login(client, nobody).get("/keys/")
     assert response.status_code == 200
     assert "No keys to show" in response.text
     assert _names_listed(response) == set()
@@ -101,12 +96,12 @@ def test_user_without_grants_gets_an_empty_page(client, users, django_user_model
 
 
 def test_the_nav_links_to_api_keys_for_everyone_logged_in(client, users):
-    assert 'href="/keys/"' in _login(client, users.auditor).get("/scopes/").text
+    assert 'href="/keys/"' in login(client, users.auditor).get("/scopes/").text
 
 
 def test_htmx_filter_gets_the_rows_fragment(client, users, org):
     keys.revoke_api_key(org.globex_key, principal=users.p_su)
-    response = _login(client, users.su).get("/keys/?state=revoked", headers={"HX-Request": "true"})
+    response = login(client, users.su).get("/keys/?state=revoked", headers={"HX-Request": "true"})
     assert response.status_code == 200
     assert 'id="key-rows"' in response.text and "<html" not in response.text
     assert _names_listed(response) == {"globex host"}
@@ -114,7 +109,7 @@ def test_htmx_filter_gets_the_rows_fragment(client, users, org):
 
 
 def test_reach_filter(client, users, org):
-    response = _login(client, users.su).get("/keys/?reach=global")
+    response = login(client, users.su).get("/keys/?reach=global")
     assert _names_listed(response) == {"platform"}
 
 
@@ -209,7 +204,7 @@ def test_superuser_naming_an_unknown_reach_is_422(client, users):
 
 
 def test_create_and_revoke_are_post_only(client, users, org):
-    _login(client, users.owner)
+    login(client, users.owner)
     assert client.get("/keys/create/").status_code == 405
     assert client.get(f"/keys/{org.acme_key.uid}/revoke/").status_code == 405
 
@@ -253,7 +248,7 @@ def test_a_key_outside_the_users_grants_is_404_to_revoke(client, users, org, who
 
 
 def test_an_unknown_key_is_404(client, users):
-    assert _login(client, users.su).post("/keys/key_NOSUCHKEY/revoke/").status_code == 404
+    assert login(client, users.su).post("/keys/key_NOSUCHKEY/revoke/").status_code == 404
 
 
 def test_auditor_cannot_revoke(client, users, org):

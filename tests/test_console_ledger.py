@@ -15,15 +15,11 @@ from memory_core import writes
 from memory_core.grants import grant
 from memory_core.models import LedgerEvent
 from memory_core.principals import Principal
+from tests.helpers import explain, login, main_query
 from tests.roles import as_owner
 
 ACME_TOKENS = {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 GLOBEX_TOKENS = {"tenant:globex", "actor:globex/x9"}
-
-
-def _login(client, user):
-    client.force_login(user)
-    return client
 
 
 def _ids(response) -> list[int]:
@@ -59,14 +55,14 @@ def test_anonymous_is_sent_to_login(client, users, request_):
 
 
 def test_superuser_sees_every_event(client, users, events):
-    response = _login(client, users.su).get("/ledger/")
+    response = login(client, users.su).get("/ledger/")
     assert response.status_code == 200
     assert set(_ids(response)) == set(LedgerEvent.objects.values_list("id", flat=True))
 
 
 @pytest.mark.parametrize("who", ["owner", "auditor"])
 def test_acme_readers_see_acme_events_and_none_of_globex(client, users, events, who):
-    response = _login(client, getattr(users, who)).get("/ledger/")
+    response = login(client, getattr(users, who)).get("/ledger/")
     assert response.status_code == 200
     shown = set(_ids(response))
     assert shown == _ids_at(ACME_TOKENS)
@@ -76,21 +72,21 @@ def test_acme_readers_see_acme_events_and_none_of_globex(client, users, events, 
 
 
 def test_outsider_sees_only_globex_events(client, users, events):
-    response = _login(client, users.outsider).get("/ledger/")
+    response = login(client, users.outsider).get("/ledger/")
     assert set(_ids(response)) == _ids_at(GLOBEX_TOKENS)
     assert "tenant:acme" not in response.text
 
 
 def test_user_without_grants_sees_an_empty_ledger(client, users, events, django_user_model):
     nobody = django_user_model.objects.create_user("nobody", password="pw-nobody-123")
-    response = _login(client, nobody).get("/ledger/")
+    response = login(client, nobody).get("/ledger/")
     assert response.status_code == 200
     assert _ids(response) == []
     assert "No events you may read yet" in response.text
 
 
 def test_a_scope_filter_outside_the_grant_shows_nothing(client, users, events):
-    response = _login(client, users.auditor).get("/ledger/?scope=tenant:globex")
+    response = login(client, users.auditor).get("/ledger/?scope=tenant:globex")
     assert response.status_code == 200
     assert _ids(response) == []
 
@@ -111,13 +107,13 @@ def test_a_scope_filter_outside_the_grant_shows_nothing(client, users, events):
     ],
 )
 def test_filters_narrow_the_list(client, users, events, query, expected):
-    response = _login(client, users.su).get(f"/ledger/?{query}")
+    response = login(client, users.su).get(f"/ledger/?{query}")
     wanted = set(LedgerEvent.objects.filter(**expected).values_list("id", flat=True))
     assert wanted and set(_ids(response)) == wanted
 
 
 def test_time_filters_narrow_the_list(client, users, events):
-    _login(client, users.su)
+    login(client, users.su)
     everything = set(LedgerEvent.objects.values_list("id", flat=True))
     later = (timezone.now() + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
     earlier = (timezone.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
@@ -130,7 +126,7 @@ def test_time_filters_narrow_the_list(client, users, events):
 
 
 def test_htmx_filter_request_gets_only_the_rows_fragment(client, users, events):
-    fragment = _login(client, users.owner).get(
+    fragment = login(client, users.owner).get(
         "/ledger/?kind=memory.remembered", headers={"HX-Request": "true"}
     )
     assert fragment.text.lstrip().startswith('<section id="ledger-rows"')
@@ -158,7 +154,7 @@ def test_cursor_paging_has_no_duplicates_or_gaps_while_events_arrive(client, use
         .order_by("-id")
         .values_list("id", flat=True)
     )
-    _login(client, users.auditor)
+    login(client, users.auditor)
     first = client.get("/ledger/?kind=memory.published")
     first_ids = _ids(first)
     assert first_ids == originals[:50]
@@ -181,7 +177,7 @@ def test_cursor_paging_has_no_duplicates_or_gaps_while_events_arrive(client, use
 
 def test_paging_never_uses_offset(client, users, org):
     _publish_many(org, users.p_owner, 55)
-    _login(client, users.owner)
+    login(client, users.owner)
     with CaptureQueriesContext(connection) as queries:
         page = client.get("/ledger/")
         client.get(f"/ledger/?before={_ids(page)[-1]}")
@@ -191,7 +187,7 @@ def test_paging_never_uses_offset(client, users, org):
 
 def test_older_pages_do_not_poll(client, users, org):
     _publish_many(org, users.p_owner, 55)
-    _login(client, users.owner)
+    login(client, users.owner)
     head = client.get("/ledger/")
     assert 'id="ledger-poller"' in head.text and "data-live-poll" in head.text
     older = client.get(f"/ledger/?before={_ids(head)[-1]}")
@@ -203,7 +199,7 @@ def test_older_pages_do_not_poll(client, users, org):
 
 
 def test_the_page_polls_every_few_seconds_from_its_newest_event(client, users, events):
-    response = _login(client, users.owner).get("/ledger/?kind=memory.published")
+    response = login(client, users.owner).get("/ledger/?kind=memory.published")
     top = _ids(response)[0]
     poller = re.search(r'<div id="ledger-poller"[^>]*>', response.text).group(0)
     assert re.search(r'hx-trigger="every \d+s, live:resume"', poller)
@@ -214,7 +210,7 @@ def test_the_page_polls_every_few_seconds_from_its_newest_event(client, users, e
 
 
 def test_poll_returns_only_events_newer_than_the_cursor(client, users, org, events):
-    _login(client, users.auditor)
+    login(client, users.auditor)
     top = _ids(client.get("/ledger/"))[0]
     assert client.get(f"/ledger/new/?after={top}").status_code == 204
 
@@ -240,7 +236,7 @@ def test_poll_returns_only_events_newer_than_the_cursor(client, users, org, even
 
 
 def test_poll_keeps_the_page_filters(client, users, org, events):
-    _login(client, users.owner)
+    login(client, users.owner)
     top = LedgerEvent.objects.order_by("-id").first().id
     writes.remember(org.u1, "late", "an agent's late note", principal=org.acme_agent)
     writes.publish(org.acme, "late", "a person's late fact", principal=users.p_owner)
@@ -250,7 +246,7 @@ def test_poll_keeps_the_page_filters(client, users, org, events):
 
 
 def test_poll_without_a_cursor_is_refused(client, users):
-    assert _login(client, users.owner).get("/ledger/new/").status_code == 422
+    assert login(client, users.owner).get("/ledger/new/").status_code == 422
 
 
 # --- verifying the chain -------------------------------------------------------------------
@@ -267,21 +263,21 @@ def _tamper(event_id):
 
 
 def test_verify_reports_ok_with_the_count_of_the_readers_streams(client, users, events):
-    response = _login(client, users.auditor).post("/ledger/verify/", headers={"HX-Request": "true"})
+    response = login(client, users.auditor).post("/ledger/verify/", headers={"HX-Request": "true"})
     acme_stream = LedgerEvent.objects.filter(stream="tenant:acme").count()
     assert response.status_code == 200
     assert f"ok: {acme_stream} events" in response.text
     assert "tenant:acme" in response.text and "tenant:globex" not in response.text
-    response = _login(client, users.su).post("/ledger/verify/", headers={"HX-Request": "true"})
+    response = login(client, users.su).post("/ledger/verify/", headers={"HX-Request": "true"})
     assert f"ok: {LedgerEvent.objects.count()} events" in response.text
 
 
 def test_verify_is_a_post(client, users):
-    assert _login(client, users.auditor).get("/ledger/verify/").status_code == 405
+    assert login(client, users.auditor).get("/ledger/verify/").status_code == 405
 
 
 def test_verify_without_htmx_redirects_with_the_verdict(client, users, events):
-    _login(client, users.owner)
+    login(client, users.owner)
     response = client.post("/ledger/verify/", {"next": "/ledger/?kind=memory.published"})
     assert response.status_code == 302
     assert response["Location"] == "/ledger/?kind=memory.published"
@@ -297,15 +293,13 @@ def test_verify_names_the_first_tampered_event(client, users, events):
     target = LedgerEvent.objects.get(kind="memory.published", scope="team:acme/ops")
     _tamper(target.id)
     for who in (users.auditor, users.su):
-        response = _login(client, who).post("/ledger/verify/", headers={"HX-Request": "true"})
+        response = login(client, who).post("/ledger/verify/", headers={"HX-Request": "true"})
         assert "verdict-broken" in response.text
         assert f"broken: event {target.id} (stream tenant:acme, seq {target.seq}" in response.text
         assert "hash does not match" in response.text
         assert f'href="/ledger/?before={target.id + 1}"' in response.text
     # Globex's chain is its own: its admin's check still holds.
-    response = _login(client, users.outsider).post(
-        "/ledger/verify/", headers={"HX-Request": "true"}
-    )
+    response = login(client, users.outsider).post("/ledger/verify/", headers={"HX-Request": "true"})
     assert "verdict-ok" in response.text
     assert str(target.id) not in response.text
 
@@ -319,7 +313,7 @@ def test_a_broken_event_outside_the_grant_is_located_not_shown(
     grant("teamaud", org.ops, "auditor", principal=Principal.system("cli:test"))
     target = LedgerEvent.objects.get(kind="memory.published", scope="tenant:acme")
     _tamper(target.id)
-    response = _login(client, team_auditor).post("/ledger/verify/", headers={"HX-Request": "true"})
+    response = login(client, team_auditor).post("/ledger/verify/", headers={"HX-Request": "true"})
     assert f"broken: stream tenant:acme, seq {target.seq} (an event outside your grants)" in (
         response.text
     )
@@ -328,7 +322,7 @@ def test_a_broken_event_outside_the_grant_is_located_not_shown(
 
 
 def test_the_last_verdict_is_kept_for_the_ledger_page(client, users, events):
-    _login(client, users.auditor)
+    login(client, users.auditor)
     assert "Not checked yet" in client.get("/ledger/").text
     client.post("/ledger/verify/", headers={"HX-Request": "true"})
     assert client.session[VERIFICATION_KEY]["ok"] is True
@@ -359,23 +353,6 @@ def _bulk_events(count=4000):
             cursor.execute("ANALYZE memory_core_ledgerevent")
 
 
-def _main_query(queries, table: str) -> str:
-    """The page's list query: the one on `table` ordered by id with LIMIT page+1."""
-    for query in queries:
-        sql = query["sql"]
-        if f'FROM "{table}"' in sql and "ORDER BY" in sql and "LIMIT 51" in sql:
-            return sql
-    raise AssertionError(f"no paged query on {table}")
-
-
-def explain(sql: str) -> str:
-    with connection.cursor() as cursor:
-        # Inside the test's transaction only: a sequential scan must not even be tempting.
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("EXPLAIN " + sql)
-        return "\n".join(row[0] for row in cursor.fetchall())
-
-
 @pytest.mark.parametrize(
     "query, index",
     [
@@ -387,9 +364,9 @@ def explain(sql: str) -> str:
 def test_the_filtered_ledger_page_walks_an_index(client, users, events, query, index):
     _bulk_events()
     with CaptureQueriesContext(connection) as queries:
-        response = _login(client, users.auditor).get(f"/ledger/?{query}")
+        response = login(client, users.auditor).get(f"/ledger/?{query}")
     assert response.status_code == 200 and _ids(response)
-    plan = explain(_main_query(queries, "memory_core_ledgerevent"))
+    plan = explain(main_query(queries, "memory_core_ledgerevent"))
     print(f"EXPLAIN /ledger/?{query} (auditor of acme):\n{plan}")
     assert index in plan
     assert "Seq Scan" not in plan

@@ -7,7 +7,7 @@ from django.test import Client
 
 from memory_core import turns, writes
 from memory_core.models import DigestLine, LedgerEvent, Memory
-from tests.console_helpers import refusals
+from tests.helpers import refusals
 
 
 @pytest.fixture

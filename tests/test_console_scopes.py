@@ -11,12 +11,7 @@ from memory_core import actors, writes
 from memory_core.actors import ensure_scope
 from memory_core.models import AccessLog, LedgerEvent, Memory
 from memory_core.principals import Principal
-from tests.console_helpers import refusals
-
-
-def _login(client, user):
-    client.force_login(user)
-    return client
+from tests.helpers import login, refusals
 
 
 def _tokens_listed(response) -> set[str]:
@@ -55,28 +50,28 @@ def test_login_page_and_logging_in_and_out(client, users):
 
 
 def test_superuser_sees_every_scope(client, users, org):
-    listed = _tokens_listed(_login(client, users.su).get("/scopes/"))
+    listed = _tokens_listed(login(client, users.su).get("/scopes/"))
     assert {"global", "tenant:acme", "team:acme/ops", "tenant:globex", "actor:globex/x9"} <= listed
 
 
 def test_owner_sees_their_tenant_and_nothing_above_or_beside_it(client, users, org):
-    listed = _tokens_listed(_login(client, users.owner).get("/scopes/"))
+    listed = _tokens_listed(login(client, users.owner).get("/scopes/"))
     assert listed == {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 
 
 def test_auditor_sees_the_same_tree_as_the_owner(client, users, org):
-    listed = _tokens_listed(_login(client, users.auditor).get("/scopes/"))
+    listed = _tokens_listed(login(client, users.auditor).get("/scopes/"))
     assert listed == {"tenant:acme", "team:acme/ops", "actor:acme/u1", "actor:acme/u2"}
 
 
 def test_outsider_sees_only_their_own_tenant(client, users, org):
-    listed = _tokens_listed(_login(client, users.outsider).get("/scopes/"))
+    listed = _tokens_listed(login(client, users.outsider).get("/scopes/"))
     assert listed == {"tenant:globex", "actor:globex/x9"}
 
 
 def test_user_without_grants_sees_an_empty_state(client, users, django_user_model):
     nobody = django_user_model.objects.create_user("nobody", password="pw-nobody-123")
-    response = _login(client, nobody).get("/scopes/")
+    response = login(client, nobody).get("/scopes/")
     assert response.status_code == 200
     assert "No scopes to show" in response.text
 
@@ -86,7 +81,7 @@ def test_tree_shows_live_memory_counts(client, users, org):
     writes.publish(org.acme, "b", "two", principal=users.p_owner)
     writes.publish(org.acme, "b", "two, corrected", principal=users.p_owner)  # one live
     writes.remember(org.u1, "c", "agent note", principal=org.acme_agent)
-    response = _login(client, users.owner).get("/scopes/")
+    response = login(client, users.owner).get("/scopes/")
     row = re.search(r'href="/scopes/tenant:acme/".*?</tr>', response.text, re.S).group(0)
     assert re.findall(r'<td class="num">(\d+)</td>', row) == ["2", "0", "1"]
     row = re.search(r'href="/scopes/actor:acme/u1/".*?</tr>', response.text, re.S).group(0)
@@ -94,7 +89,7 @@ def test_tree_shows_live_memory_counts(client, users, org):
 
 
 def test_tree_counts_take_the_same_number_of_queries_for_more_scopes(client, users, org, operator):
-    _login(client, users.owner)
+    login(client, users.owner)
     client.get("/scopes/")  # warm the session
     with CaptureQueriesContext(connection) as few:
         client.get("/scopes/")
@@ -113,25 +108,25 @@ def test_tree_counts_take_the_same_number_of_queries_for_more_scopes(client, use
 @pytest.mark.parametrize("who", ["su", "owner", "auditor"])
 def test_readers_open_the_scope_page(client, users, org, who):
     writes.publish(org.acme, "k", "visible fact", principal=users.p_owner)
-    response = _login(client, getattr(users, who)).get("/scopes/tenant:acme/")
+    response = login(client, getattr(users, who)).get("/scopes/tenant:acme/")
     assert response.status_code == 200
     assert "visible fact" in response.text
 
 
 @pytest.mark.parametrize("token", ["tenant:acme", "team:acme/ops", "actor:acme/u1", "global"])
 def test_outsider_gets_404_on_scopes_outside_their_grant(client, users, org, token):
-    response = _login(client, users.outsider).get(f"/scopes/{token}/")
+    response = login(client, users.outsider).get(f"/scopes/{token}/")
     assert response.status_code == 404
     assert token not in response.text
 
 
 def test_unknown_scope_is_404(client, users):
-    assert _login(client, users.su).get("/scopes/tenant:nowhere/").status_code == 404
+    assert login(client, users.su).get("/scopes/tenant:nowhere/").status_code == 404
 
 
 def test_reading_a_scope_page_writes_an_access_log_row(client, users, org):
     memory = writes.publish(org.acme, "k", "fact", principal=users.p_owner)
-    _login(client, users.auditor).get("/scopes/tenant:acme/")
+    login(client, users.auditor).get("/scopes/tenant:acme/")
     row = AccessLog.objects.get(action="scope.read")
     assert row.channel == "console"
     assert row.principal == "user:auditor"
@@ -144,7 +139,7 @@ def test_scope_page_lists_only_live_memories_of_that_scope(client, users, org):
     writes.publish(org.acme, "old", "superseded text", principal=users.p_owner)
     writes.publish(org.acme, "old", "current text", principal=users.p_owner)
     writes.publish(org.ops, "ops-only", "held at team ops", principal=users.p_owner)
-    response = _login(client, users.owner).get("/scopes/tenant:acme/")
+    response = login(client, users.owner).get("/scopes/tenant:acme/")
     assert "current text" in response.text
     assert "superseded text" not in response.text
     assert "held at team ops" not in response.text
@@ -176,14 +171,14 @@ def varied(users, org):
     ],
 )
 def test_scope_page_filters_as_a_plain_get(client, users, org, varied, query, shown):
-    response = _login(client, users.owner).get(f"/scopes/actor:acme/u1/?{query}")
+    response = login(client, users.owner).get(f"/scopes/actor:acme/u1/?{query}")
     assert response.status_code == 200
     keys = set(re.findall(r'<td class="key"><a href="/memories/[^/]+/">([^<]+)</a>', response.text))
     assert keys == shown
 
 
 def test_htmx_filter_request_gets_only_the_rows_fragment(client, users, org, varied):
-    _login(client, users.owner)
+    login(client, users.owner)
     fragment = client.get("/scopes/actor:acme/u1/?author=agent", headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert fragment.text.lstrip().startswith('<section id="memory-rows"')
@@ -196,7 +191,7 @@ def test_htmx_filter_request_gets_only_the_rows_fragment(client, users, org, var
 
 
 def test_htmx_history_restore_gets_the_whole_page(client, users, org):
-    _login(client, users.owner)
+    login(client, users.owner)
     response = client.get(
         "/scopes/tenant:acme/",
         headers={"HX-Request": "true", "HX-History-Restore-Request": "true"},
@@ -207,7 +202,7 @@ def test_htmx_history_restore_gets_the_whole_page(client, users, org):
 def test_scope_page_is_paged_with_real_links(client, users, org, operator):
     for i in range(60):
         writes.publish(org.ops, f"k{i:02d}", f"fact number {i}", principal=operator)
-    _login(client, users.owner)
+    login(client, users.owner)
     first = client.get("/scopes/team:acme/ops/?author=human")
     assert first.text.count('<td class="key">') == 50
     assert "page 1 of 2" in first.text
@@ -224,17 +219,17 @@ def test_scope_page_is_paged_with_real_links(client, users, org, operator):
 
 
 def test_publish_form_is_shown_to_admins_only(client, users, org):
-    assert "Publish a memory here" in _login(client, users.owner).get("/scopes/team:acme/ops/").text
-    assert "Publish a memory here" in _login(client, users.su).get("/scopes/team:acme/ops/").text
+    assert "Publish a memory here" in login(client, users.owner).get("/scopes/team:acme/ops/").text
+    assert "Publish a memory here" in login(client, users.su).get("/scopes/team:acme/ops/").text
     assert (
         "Publish a memory here"
-        not in _login(client, users.auditor).get("/scopes/team:acme/ops/").text
+        not in login(client, users.auditor).get("/scopes/team:acme/ops/").text
     )
 
 
 @pytest.mark.parametrize("who", ["owner", "su"])
 def test_admin_publishes_a_memory_with_a_ledger_event(client, users, org, who):
-    response = _login(client, getattr(users, who)).post(
+    response = login(client, getattr(users, who)).post(
         "/scopes/team:acme/ops/publish/",
         {"key": "on-call", "text": "page the ops rota", "tags": "ops, rota", "pinned": "on"},
     )
@@ -250,7 +245,7 @@ def test_admin_publishes_a_memory_with_a_ledger_event(client, users, org, who):
 
 
 def test_auditor_publish_is_403_writes_nothing_and_is_logged(client, users, org):
-    response = _login(client, users.auditor).post(
+    response = login(client, users.auditor).post(
         "/scopes/tenant:acme/publish/", {"key": "k", "text": "should not land"}
     )
     assert response.status_code == 403
@@ -261,7 +256,7 @@ def test_auditor_publish_is_403_writes_nothing_and_is_logged(client, users, org)
 
 
 def test_outsider_publish_is_404_and_writes_nothing(client, users, org):
-    response = _login(client, users.outsider).post(
+    response = login(client, users.outsider).post(
         "/scopes/tenant:acme/publish/", {"key": "k", "text": "should not land"}
     )
     assert response.status_code == 404
@@ -269,7 +264,7 @@ def test_outsider_publish_is_404_and_writes_nothing(client, users, org):
 
 
 def test_invalid_publish_rerenders_the_form_with_the_message_and_writes_nothing(client, users, org):
-    response = _login(client, users.owner).post(
+    response = login(client, users.owner).post(
         "/scopes/tenant:acme/publish/", {"key": "Bad Key", "text": "a fact"}
     )
     assert response.status_code == 422
@@ -282,7 +277,7 @@ def test_publish_is_post_only(client, users, org):
     # A GET of the publish address is the page of a scope whose last name is "publish"
     # (`team:acme/publish` is a fine team name): none here, so a 404, and nothing written.
     before = Memory.objects.count()
-    assert _login(client, users.owner).get("/scopes/tenant:acme/publish/").status_code == 404
+    assert login(client, users.owner).get("/scopes/tenant:acme/publish/").status_code == 404
     ensure_scope("team:acme/publish", org.acme, principal=Principal.system("cli:test"))
     page = client.get("/scopes/team:acme/publish/")
     assert page.status_code == 200 and "team:acme/publish" in page.text
@@ -310,5 +305,5 @@ def test_publish_with_the_page_csrf_token_is_accepted(users, org):
 
 
 def test_htmx_csrf_header_is_on_the_body(client, users, org):
-    page = _login(client, users.owner).get("/scopes/")
+    page = login(client, users.owner).get("/scopes/")
     assert re.search(r"<body hx-headers='\{\"X-CSRFToken\": \"[A-Za-z0-9]+\"\}'>", page.text)

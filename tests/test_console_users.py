@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from memory_core.models import AccessLog, LedgerEvent, ScopeGrant
-from tests.console_helpers import refusals
+from tests.helpers import login, refusals
 
 POSTS = [
     ("/users/grants/", {"username": "owner", "scope": "tenant:globex", "role": "admin"}),
@@ -22,11 +22,6 @@ POST_ACTIONS = {
     "/users/grants/revoke/": "grant.revoke",
     "/users/create/": "user.create",
 }
-
-
-def _login(client, user):
-    client.force_login(user)
-    return client
 
 
 def _row(text: str, username: str) -> str:
@@ -56,7 +51,7 @@ def test_anonymous_posts_are_sent_to_login_and_change_nothing(client, users, pat
 
 @pytest.mark.parametrize("who", ["owner", "auditor", "outsider"])
 def test_non_superuser_gets_a_403_page_and_an_access_log_row(client, users, who):
-    response = _login(client, getattr(users, who)).get("/users/")
+    response = login(client, getattr(users, who)).get("/users/")
     assert response.status_code == 403
     assert "only a superuser" in response.text
     assert refusals("users.read", 403, f"user:{who}").exists()
@@ -67,7 +62,7 @@ def test_non_superuser_gets_a_403_page_and_an_access_log_row(client, users, who)
 def test_non_superuser_posts_are_403_logged_and_change_nothing(client, users, who, path, data):
     before = _grants()
     events = LedgerEvent.objects.count()
-    response = _login(client, getattr(users, who)).post(path, data)
+    response = login(client, getattr(users, who)).post(path, data)
     assert response.status_code == 403
     assert _grants() == before
     assert LedgerEvent.objects.count() == events
@@ -76,7 +71,7 @@ def test_non_superuser_posts_are_403_logged_and_change_nothing(client, users, wh
 
 
 def test_superuser_sees_every_user_and_their_grants(client, users):
-    response = _login(client, users.su).get("/users/")
+    response = login(client, users.su).get("/users/")
     assert response.status_code == 200
     text = response.text
     for name in ("root", "owner", "auditor", "outsider"):
@@ -88,20 +83,20 @@ def test_superuser_sees_every_user_and_their_grants(client, users):
 
 
 def test_the_users_link_is_in_the_nav_for_superusers_only(client, users):
-    assert 'href="/users/"' in _login(client, users.su).get("/scopes/").text
-    assert 'href="/users/"' not in _login(client, users.owner).get("/scopes/").text
+    assert 'href="/users/"' in login(client, users.su).get("/scopes/").text
+    assert 'href="/users/"' not in login(client, users.owner).get("/scopes/").text
 
 
 @pytest.mark.parametrize("path", ["/users/grants/", "/users/grants/revoke/", "/users/create/"])
 def test_posts_are_post_only(client, users, path):
-    assert _login(client, users.su).get(path).status_code == 405
+    assert login(client, users.su).get(path).status_code == 405
 
 
 # --- grant -----------------------------------------------------------------------------
 
 
 def test_superuser_grants_a_role_with_a_ledger_event(client, users, org):
-    response = _login(client, users.su).post(
+    response = login(client, users.su).post(
         "/users/grants/", {"username": "owner", "scope": "tenant:globex", "role": "auditor"}
     )
     assert response.status_code == 302 and response["Location"] == "/users/"
@@ -111,11 +106,11 @@ def test_superuser_grants_a_role_with_a_ledger_event(client, users, org):
     assert event.payload == {"user": "owner", "role": "auditor"}
     assert "owner is now auditor of tenant:globex" in client.get("/users/").text
     # The grant takes effect at once.
-    assert _login(client, users.owner).get("/scopes/tenant:globex/").status_code == 200
+    assert login(client, users.owner).get("/scopes/tenant:globex/").status_code == 200
 
 
 def test_granting_again_changes_the_role(client, users, org):
-    _login(client, users.su).post(
+    login(client, users.su).post(
         "/users/grants/", {"username": "auditor", "scope": "tenant:acme", "role": "admin"}
     )
     assert list(
@@ -134,7 +129,7 @@ def test_granting_again_changes_the_role(client, users, org):
 )
 def test_invalid_grant_rerenders_the_page_with_the_message(client, users, data, message):
     before = _grants()
-    response = _login(client, users.su).post("/users/grants/", data)
+    response = login(client, users.su).post("/users/grants/", data)
     assert response.status_code == 422
     assert message in response.text
     assert "<script>x</script>" not in response.text
@@ -145,19 +140,19 @@ def test_invalid_grant_rerenders_the_page_with_the_message(client, users, data, 
 
 
 def test_superuser_revokes_a_grant(client, users, org):
-    response = _login(client, users.su).post(
+    response = login(client, users.su).post(
         "/users/grants/revoke/", {"username": "owner", "scope": "tenant:acme"}
     )
     assert response.status_code == 302 and response["Location"] == "/users/"
     assert not ScopeGrant.objects.filter(user=users.owner).exists()
     event = LedgerEvent.objects.get(kind="grant.revoked")
     assert event.scope == "tenant:acme" and event.payload == {"user": "owner"}
-    assert _login(client, users.owner).get("/scopes/tenant:acme/").status_code == 404
+    assert login(client, users.owner).get("/scopes/tenant:acme/").status_code == 404
 
 
 def test_revoking_a_grant_that_does_not_exist_is_404(client, users):
     before = _grants()
-    response = _login(client, users.su).post(
+    response = login(client, users.su).post(
         "/users/grants/revoke/", {"username": "owner", "scope": "tenant:globex"}
     )
     assert response.status_code == 404
@@ -168,7 +163,7 @@ def test_revoking_a_grant_that_does_not_exist_is_404(client, users):
 
 
 def test_superuser_creates_a_user_without_any_grant(client, users):
-    response = _login(client, users.su).post(
+    response = login(client, users.su).post(
         "/users/create/",
         {"username": "newbie", "password1": "pw-x7-long!", "password2": "pw-x7-long!"},
     )
@@ -193,7 +188,7 @@ def test_superuser_creates_a_user_without_any_grant(client, users):
 )
 def test_invalid_new_user_is_422_and_creates_nothing(client, users, username, password1, password2):
     count = get_user_model().objects.count()
-    response = _login(client, users.su).post(
+    response = login(client, users.su).post(
         "/users/create/", {"username": username, "password1": password1, "password2": password2}
     )
     assert response.status_code == 422

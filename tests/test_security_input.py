@@ -12,6 +12,7 @@ from django.test import RequestFactory
 
 from memory_console.middleware import RequestSizeLimitMiddleware
 from memory_core.models import Actor, Digest, LedgerEvent, Memory, Message, Thread
+from tests.helpers import bearer
 
 MIB = 1024 * 1024
 # Generous for a loaded CI machine; a parser that recursed or copied quadratically would
@@ -24,10 +25,6 @@ BODY_ENDPOINTS = [
     ("put", "/api/v1/actors/u1"),
     ("post", "/api/v1/threads/t1/messages"),
 ]
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def stored():

@@ -10,13 +10,10 @@ import pytest
 from memory_core import writes
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message, Thread
 from memory_core.scopes import KEY_RE
+from tests.helpers import bearer
 
 SECRET_TEXTS = ["allergic to penicillin", "penicillin and latex", "my allergy results"]
 MEMORY_ID = re.compile(r"mem_[0-9A-Z]{26}")
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def stored():

@@ -18,7 +18,7 @@ from memory_core.scopes import KEY_RE, KIND_PATTERN, NAME_PATTERN, REF_PATTERN
 # General category Cc: C0 and C1 controls, DEL.
 _CONTROLS = r"\x00-\x1f\x7f-\x9f"
 _LINE_SEPARATORS = r"\u2028\u2029"
-# Embeddings/overrides and isolates (memory_core.inputs._BIDI, scopes._BIDI_CONTROLS).
+# Embeddings/overrides and isolates (memory_core.scopes.BIDI_CONTROLS).
 _BIDI = r"\u202a-\u202e\u2066-\u2069"
 # What str.strip() removes besides the controls: a fact, or a search, of nothing but these
 # is empty.

@@ -9,6 +9,7 @@ from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.models import AccessLog, DigestLine, LedgerEvent, Memory
 from memory_core.models.access import Role
+from memory_core.names import ref_of_scope
 from memory_core.permissions import can_administer, role_for
 from memory_core.principals import Principal
 from memory_core.shapes import origin, resolving_threads
@@ -16,11 +17,6 @@ from memory_core.writes import promotion_targets
 
 # The page shows the newest rows of each history; the ledger and access pages have the rest.
 HISTORY_ROWS = 100
-
-
-def actor_ref_of(memory: Memory) -> str | None:
-    token = memory.scope.token
-    return token.split(":", 1)[1] if token.startswith("actor:") else None
 
 
 def _ledger_events(memory: Memory, uids: list[str]):
@@ -70,7 +66,7 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
         # Expired rows keep their slot (no longer in any prompt) until someone retires them.
         "expired": memory.expires_at is not None and memory.expires_at <= timezone.now(),
         "origin": origin(memory, resolving_threads([memory])),
-        "actor_ref": actor_ref_of(memory),
+        "actor_ref": ref_of_scope(memory.scope.token),
         "successor": successor,
         "versions": versions,
         "promotions": list(memory.promotions.select_related("scope").order_by("created_at")),
@@ -103,7 +99,7 @@ def render_memory(request, memory: Memory, *, errors=None, posted=None, notice=N
         Principal.for_user(request.user),
         "memory.read",
         200,
-        actor_ref=actor_ref_of(memory),
+        actor_ref=ref_of_scope(memory.scope.token),
         scope=memory.scope.token,
         memory_ids=[memory.uid],
         count=1,

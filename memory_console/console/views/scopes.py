@@ -26,6 +26,7 @@ from memory_core.actors import ancestors
 from memory_core.models import Author, Memory, Scope
 from memory_core.models.access import Role
 from memory_core.models.memories import TS_CONFIG
+from memory_core.names import ref_of_scope
 from memory_core.permissions import role_for
 from memory_core.principals import Principal
 
@@ -58,10 +59,6 @@ def scope_list(request):
         for node in flatten_tree(scopes)
     ]
     return render_page(request, "console/scopes.html", {"rows": rows})
-
-
-def _actor_ref(scope: Scope) -> str | None:
-    return scope.token.split(":", 1)[1] if scope.token.startswith("actor:") else None
 
 
 def _filtered(scope: Scope, filters: dict):
@@ -109,7 +106,7 @@ def _render_scope(request, scope: Scope, *, publish_error=None, status=200):
         "role": role,
         "can_publish": role == Role.ADMIN,
         "trail": trail,
-        "actor_ref": _actor_ref(scope),
+        "actor_ref": ref_of_scope(scope.token),
         "filters": filters,
         "filtering": any(filters.values()),
         "tags": _scope_tags(scope),
@@ -125,7 +122,7 @@ def _render_scope(request, scope: Scope, *, publish_error=None, status=200):
         Principal.for_user(user),
         "scope.read",
         200,
-        actor_ref=_actor_ref(scope),
+        actor_ref=ref_of_scope(scope.token),
         scope=scope.token,
         memory_ids=[m.uid for m in page],
         count=len(page),
