@@ -9,7 +9,7 @@ import json
 from django.conf import settings
 from django.core.management import call_command
 
-from memory_core.bench import peer
+from memory_console.bench import peer
 
 HTTP_OPS = {
     "turn",

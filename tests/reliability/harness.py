@@ -1,5 +1,9 @@
-"""The machinery of the reliability tests: a private PostgreSQL, the real app server, an HTTP
-client, and the SQL checks run against the private database afterwards.
+"""The machinery of the reliability tests: a private PostgreSQL, the real app server on it,
+the agent API's calls, and the SQL checks run against the private database afterwards.
+
+The app server, the HTTP client, the console session and waiting are the load-generation
+tooling the bench uses too (memory_console/loadgen/); what is here is the reliability
+suite's own: the private database, the workers it kills, and the checks.
 
 Nothing here touches the shared embedded PostgreSQL in ./var/pgdata: each session starts its
 own server in a fresh directory under /tmp, kills and restarts only that one (by the pids in
@@ -9,21 +13,16 @@ its own postmaster.pid), and deletes it at the end. All traffic is loopback.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import http.client
 import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -31,27 +30,13 @@ import psutil
 import psycopg
 
 from memory_console.database import prepare_embedded
+from memory_console.loadgen import server
 
-PROJECT = Path(__file__).resolve().parents[2]
+# The tests take the shared tooling (the console session, GET, waiting) from here too.
+from memory_console.loadgen.client import ConsoleSession, Response, get, request  # noqa: F401
+from memory_console.loadgen.server import PROJECT, wait_until
+
 DATABASE = "reliability"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(predicate, *, timeout: float, interval: float = 0.2, what: str = "condition"):
-    """Poll `predicate` until it returns something truthy; AssertionError after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
 
 
 def _gone(proc: psutil.Process) -> bool:
@@ -188,75 +173,28 @@ class PrivatePostgres:
 # --- the app server --------------------------------------------------------------------------
 
 
-try:
-    _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-except OSError:  # not glibc Linux: no parent-death signal, teardown still stops the server
-    _LIBC = None
-PR_SET_PDEATHSIG = 1
-
-
-def _terminate_with_parent() -> None:
-    """In the child before exec: SIGTERM when the test process dies, even by SIGKILL, so a
-    killed test run leaves no gunicorn behind. Nothing but one libc call here (no import,
-    no allocation worth naming): the parent has threads."""
-    if _LIBC is not None:
-        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-class AppServer:
-    """`python manage.py serve --workers N` against the private database, in its own session
-    (process group), so teardown can stop gunicorn and every worker at once. It migrates as
-    the owner and serves as the app role, as in production."""
+class AppServer(server.AppServer):
+    """The shared app server under test (memory_console/loadgen/server.py) against the private
+    database, with a fresh SECRET_KEY, its whole output in `logdir`, and what the fault tests
+    need besides: its workers, found by pid and by the client connection they serve."""
 
     def __init__(self, pg: PrivatePostgres, logdir: Path, *, workers: int = 2):
-        self.database_url = pg.app_url
-        self.workers = workers
-        self.port = free_port()
-        self.log_path = logdir / f"serve-{self.port}.log"
-        self.proc: subprocess.Popen | None = None
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": pg.app_url,
-            "DATABASE_OWNER_URL": pg.owner_url,
-            "SECRET_KEY": secrets.token_urlsafe(48),
-            "DEBUG": "0",
-            "LOG_LEVEL": "WARNING",
-            "PYTHONUNBUFFERED": "1",
-            "DJANGO_SETTINGS_MODULE": "memory_console.settings",
-        }
-
-    def start(self, timeout: float = 240) -> None:
-        log = open(self.log_path, "wb")  # noqa: SIM115 - the child owns it
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "manage.py",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(self.workers),
-            ],
-            cwd=PROJECT,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_terminate_with_parent,
+        port = server.free_port()
+        super().__init__(
+            pg.app_url,
+            pg.owner_url,
+            log_path=logdir / f"serve-{port}.log",
+            workers=workers,
+            port=port,
+            env={
+                "SECRET_KEY": secrets.token_urlsafe(48),
+                "LOG_LEVEL": "WARNING",
+                "PYTHONUNBUFFERED": "1",  # a killed worker's last lines reach the log
+            },
         )
-        log.close()
 
-        def healthy():
-            if self.proc.poll() is not None:
-                raise AssertionError(
-                    f"serve exited with {self.proc.returncode}:\n{self.log_tail()}"
-                )
-            return get(self.port, "/api/v1/health", timeout=5).status == 200
-
-        wait_until(healthy, timeout=timeout, interval=0.5, what="the app server to answer /health")
+    def start(self, timeout: float = server.START_SECONDS) -> None:
+        super().start(timeout)
         wait_until(
             lambda: len(self.worker_pids()) == self.workers, timeout=60, what="gunicorn workers"
         )
@@ -276,38 +214,6 @@ class AppServer:
                         return pid
         return None
 
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except FileNotFoundError:
-            return ""
-
-    def manage(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        """A management command against the private database."""
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=PROJECT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        # Workers left behind (the arbiter died first) share the process group.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-
 
 def run_seed(env: dict, spec: dict) -> dict:
     """Create scopes, keys and users in the private database (tests/reliability/seed.py)."""
@@ -324,84 +230,7 @@ def run_seed(env: dict, spec: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-# --- HTTP ------------------------------------------------------------------------------------
-
-
-@dataclass
-class Response:
-    method: str
-    path: str
-    status: int | None  # None: no HTTP answer at all (reset, refused, timeout)
-    body: bytes = b""
-    headers: dict = field(default_factory=dict)
-    elapsed: float = 0.0
-    error: str = ""
-    client_port: int | None = None
-
-    def json(self):
-        return json.loads(self.body)
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "")
-
-
-def request(
-    port: int,
-    method: str,
-    path: str,
-    *,
-    body=None,
-    headers: dict | None = None,
-    timeout: float = 60,
-    on_sent=None,
-) -> Response:
-    """One request on a fresh loopback connection (gunicorn's sync workers close each one)."""
-    headers = dict(headers or {})
-    data = None
-    if body is not None:
-        if isinstance(body, (dict, list)):
-            data = json.dumps(body).encode()
-            headers.setdefault("Content-Type", "application/json")
-        elif isinstance(body, str):
-            data = body.encode()
-        else:
-            data = body
-    started = time.monotonic()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    client_port = None
-    try:
-        conn.connect()
-        client_port = conn.sock.getsockname()[1]
-        conn.request(method, path, body=data, headers=headers)
-        if on_sent is not None:
-            on_sent(client_port)
-        resp = conn.getresponse()
-        payload = resp.read()
-        return Response(
-            method,
-            path,
-            resp.status,
-            payload,
-            {k.lower(): v for k, v in resp.getheaders()},
-            time.monotonic() - started,
-            client_port=client_port,
-        )
-    except (OSError, http.client.HTTPException) as error:
-        return Response(
-            method,
-            path,
-            None,
-            elapsed=time.monotonic() - started,
-            error=f"{type(error).__name__}: {error}",
-            client_port=client_port,
-        )
-    finally:
-        conn.close()
-
-
-def get(port: int, path: str, **kwargs) -> Response:
-    return request(port, "GET", path, **kwargs)
+# --- the agent API ------------------------------------------------------------------------
 
 
 class Api:
@@ -443,54 +272,6 @@ class Api:
 
     def read_back(self, actor: str) -> Response:
         return self.call("GET", "/memories", query={"actor": actor, "limit": 200})
-
-
-class ConsoleSession:
-    """A logged-in browser, reduced to cookies and the CSRF header."""
-
-    def __init__(self, port: int, timeout: float = 60):
-        self.port = port
-        self.cookies: dict[str, str] = {}
-        self.timeout = timeout
-
-    def _absorb(self, resp: Response) -> Response:
-        raw = resp.headers.get("set-cookie")
-        if raw:
-            jar = SimpleCookie()
-            jar.load(raw)
-            for name, morsel in jar.items():
-                self.cookies[name] = morsel.value
-        return resp
-
-    def _headers(self, extra=None) -> dict:
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
-        headers.update(extra or {})
-        return headers
-
-    def get(self, path: str) -> Response:
-        return self._absorb(
-            request(self.port, "GET", path, headers=self._headers(), timeout=self.timeout)
-        )
-
-    def post(self, path: str, form: dict) -> Response:
-        headers = self._headers(
-            {
-                "Content-Type": "application/x-www-form-urlencoded",
-                "X-CSRFToken": self.cookies.get("csrftoken", ""),
-            }
-        )
-        return self._absorb(
-            request(
-                self.port, "POST", path, body=urlencode(form), headers=headers, timeout=self.timeout
-            )
-        )
-
-    def login(self, username: str, password: str) -> None:
-        self.get("/login/")
-        assert "csrftoken" in self.cookies, "the login page set no CSRF cookie"
-        resp = self.post("/login/", {"username": username, "password": password, "next": "/"})
-        assert resp.status == 302, f"login of {username} answered {resp.status}: {resp.body[:300]}"
-        assert "sessionid" in self.cookies
 
 
 # --- what the database must hold afterwards ---------------------------------------------------

@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from memory_console.loadgen.percentiles import percentile
+
 from .harness import Api, Response
 
 MIX = (("turn", 0.80), ("remember", 0.15), ("forget", 0.05))
@@ -192,23 +194,17 @@ def run_clients(clients: list[LoadClient], timeout: float) -> None:
         assert not client.is_alive(), f"{client.name} did not finish within {timeout}s"
 
 
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def summarise(samples: list[Sample]) -> dict:
+    """Counts and latencies (nearest-rank percentiles, as the bench's) of the samples."""
     elapsed = [s.finished - s.started for s in samples]
     return {
         "requests": len(samples),
         "by_kind": dict(Counter(s.kind for s in samples)),
         "statuses": {str(k): v for k, v in Counter(s.status for s in samples).items()},
         "latency_ms": {
-            "p50": round(1000 * percentile(elapsed, 0.50), 1),
-            "p95": round(1000 * percentile(elapsed, 0.95), 1),
-            "p99": round(1000 * percentile(elapsed, 0.99), 1),
+            "p50": round(1000 * percentile(elapsed, 50), 1),
+            "p95": round(1000 * percentile(elapsed, 95), 1),
+            "p99": round(1000 * percentile(elapsed, 99), 1),
             "max": round(1000 * max(elapsed, default=0.0), 1),
         },
     }

@@ -42,7 +42,7 @@ def bind_address(host: str, port: int) -> str:
 
 
 class ConsoleApplication(BaseApplication):
-    """gunicorn, configured in code, serving memory_console.wsgi.application."""
+    """gunicorn, configured in code, serving settings.WSGI_APPLICATION."""
 
     def __init__(self, options: dict):
         self.options = options
@@ -57,10 +57,11 @@ class ConsoleApplication(BaseApplication):
             self.cfg.set("control_socket_disable", True)
 
     def load(self):
+        from django.core.servers.basehttp import get_internal_wsgi_application
         from django.urls import get_resolver
 
-        from memory_console.wsgi import application
-
+        # settings.WSGI_APPLICATION, as runserver finds it: the core names no delivery module.
+        application = get_internal_wsgi_application()
         get_resolver().check()  # imports every view and builds the API's schemas now
         # Everything loaded so far lives as long as the process. Left to the collector, each
         # full collection walks all of it again (~30 ms, once every hundred-odd requests: it

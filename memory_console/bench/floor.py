@@ -1,5 +1,5 @@
 """Floor B (the whole turn by hand, over psycopg with no Django) and core_read (our own
-in-process read: chain rows, precedence, selection, through memory_core.turns).
+in-process read: chain rows, precedence, selection, through memory_core.applied).
 
 Both are given the actor's chain, as the peer is: what is timed is the work on its rows.
 """

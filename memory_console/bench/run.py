@@ -1,4 +1,4 @@
-"""The measuring process: `python -m memory_core.bench.run --size S --out F`.
+"""The measuring process: `python -m memory_console.bench.run --size S --out F`.
 
 Started by `manage.py bench` with DATABASE_URL (the server's role) and DATABASE_OWNER_URL
 pointing at the bench database, so Django's databases here *are* the bench database: it
@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 
 def parse(argv):
-    from memory_core.bench.sizes import SIZES
+    from memory_console.bench.sizes import SIZES
 
-    parser = argparse.ArgumentParser(prog="python -m memory_core.bench.run")
+    parser = argparse.ArgumentParser(prog="python -m memory_console.bench.run")
     parser.add_argument("--size", choices=sorted(SIZES), required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--requests", type=int, default=None)
@@ -85,11 +85,14 @@ def turn_request(rng, actors) -> tuple:
 
 
 def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
-    from memory_core.bench import load, words
-    from memory_core.bench.report import summary
+    from memory_console.bench import load, words
+    from memory_console.bench.report import summary
+    from memory_console.loadgen.client import ConsoleSession
 
     api = {"Authorization": f"Bearer {secret}"}
-    console = load.login(port, "bench", password)
+    session = ConsoleSession(port)
+    session.login("bench", password)
+    console = session.headers()
     total = args.warmup + args.requests
 
     def pick():
@@ -140,8 +143,8 @@ def saturated_turns(port, secret, actors, args, rng) -> dict:
     """Turns per second the workers can serve: the same turns, driven by more clients than
     there are workers, so that no worker waits for a request. The latency figures of
     `turn` are taken with one client per worker; these include queueing and are not."""
-    from memory_core.bench import load
-    from memory_core.bench.report import summary
+    from memory_console.bench import load
+    from memory_console.bench.report import summary
 
     clients = SATURATING_CLIENTS_PER_WORKER * args.workers
     total = args.warmup + args.requests
@@ -158,8 +161,8 @@ def saturated_turns(port, secret, actors, args, rng) -> dict:
 
 def in_process_ops(url, owner_url, actors, args, rng, peer_on: bool) -> dict:
     """core_read, floor_b, peer_read and peer_put, alternating request by request."""
-    from memory_core.bench import floor, peer, words
-    from memory_core.bench.report import summary
+    from memory_console.bench import floor, peer, words
+    from memory_console.bench.report import summary
 
     floor_b = floor.FloorB(url)
     timings = {"core_read": [], "floor_b": [], "peer_read": [], "peer_put": []}
@@ -223,9 +226,10 @@ def main(argv=None) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from memory_core.bench import peer, report, seed, server
-    from memory_core.bench.database import seed_state
-    from memory_core.bench.sizes import SIZES
+    from memory_console.bench import peer, report, seed
+    from memory_console.bench.database import seed_state
+    from memory_console.bench.sizes import SIZES
+    from memory_console.loadgen.server import AppServer
 
     args = parse(argv if argv is not None else sys.argv[1:])
     size = SIZES[args.size]
@@ -266,9 +270,11 @@ def main(argv=None) -> int:
 
     _say(f"Serving with gunicorn ({args.workers} workers) and driving {args.clients} clients ...")
     log = Path(settings.BASE_DIR) / "var" / "bench" / f"server-{size.name}.log"
-    with server.serving(url, owner_url, args.workers, log) as port:
-        ops = http_ops(port, secret, password, actors, tenants, size, args, rng)
-        throughput = saturated_turns(port, secret, actors, args, rng)
+    # gunicorn, DEBUG off, with DATABASE_URL and DATABASE_OWNER_URL pointing at the bench
+    # database; its access log is written (as in production) but not kept.
+    with AppServer(url, owner_url, log_path=log, workers=args.workers, access_log=False) as app:
+        ops = http_ops(app.port, secret, password, actors, tenants, size, args, rng)
+        throughput = saturated_turns(app.port, secret, actors, args, rng)
     connection.close()
     _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
     ops.update(in_process_ops(url, owner_url, actors, args, rng, peer_on))

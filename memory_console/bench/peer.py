@@ -11,7 +11,7 @@ import importlib.util
 
 import psycopg
 
-from memory_core.bench.database import PEER_MARKER_DDL
+from memory_console.bench.database import PEER_MARKER_DDL
 
 NAMESPACE = "memories"
 SEARCH_LIMIT = 1000  # far above a scope's rows here: the peer must return them all

@@ -3,7 +3,10 @@
 This process only makes sure the bench database exists (its own database on the same
 PostgreSQL server, one per size; an incompletely seeded one is dropped and made again) and
 then starts the measuring process with DATABASE_URL and DATABASE_OWNER_URL pointing at it
-(memory_core/bench/run.py), which seeds, serves, measures and writes the report.
+(memory_console/bench/run.py), which seeds, serves, measures and writes the report.
+
+A delivery-side command (it serves the app and drives it over HTTP), so it lives in
+memory_console: memory_core never imports memory_console.
 """
 
 import os
@@ -14,8 +17,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core.bench import database as bench_db
-from memory_core.bench.sizes import PUBLIC_SIZES, SIZES
+from memory_console.bench import database as bench_db
+from memory_console.bench.sizes import PUBLIC_SIZES, SIZES
 from memory_core.privileges import OWNER_ALIAS
 
 
@@ -48,7 +51,7 @@ class Command(BaseCommand):
         command = [
             sys.executable,
             "-m",
-            "memory_core.bench.run",
+            "memory_console.bench.run",
             "--size",
             size,
             "--out",

@@ -16,9 +16,9 @@ from types import SimpleNamespace
 
 import psycopg
 
-from memory_core.bench import words
-from memory_core.bench.database import MARKER_DDL, marker
-from memory_core.bench.sizes import Size
+from memory_console.bench import words
+from memory_console.bench.database import MARKER_DDL, marker
+from memory_console.bench.sizes import Size
 from memory_core.ids import new_id
 from memory_core.ledger import GENESIS, event_hash
 from memory_core.progress import Progress

@@ -1,10 +1,12 @@
-"""Percentiles, the JSON report (its shape is read by outside tools) and the printed table."""
+"""Latency summaries (nearest-rank percentiles, memory_console/loadgen/percentiles.py), the JSON
+report (its shape is read by outside tools) and the printed table."""
 
 import json
-import math
 import os
 import platform
 from pathlib import Path
+
+from memory_console.loadgen.percentiles import percentile
 
 OP_ORDER = (
     "turn",
@@ -19,14 +21,6 @@ OP_ORDER = (
     "peer_read",
     "peer_put",
 )
-
-
-def percentile(sorted_values: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    if not sorted_values:
-        return 0.0
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 def summary(latencies: list[float], wall_seconds: float | None = None) -> dict:

@@ -1,0 +1,154 @@
+"""One HTTP request to the app under test, over loopback, and a logged-in console session.
+
+Every request opens a fresh connection: gunicorn's sync workers close each one after the
+answer, so a kept connection would only be reopened anyway, and a fresh one tells the
+caller which client port it used (the reliability suite finds the worker serving a request
+by it). A request never raises for a transport failure: the answer then has status None and
+the error, so a load test can count it and a benchmark can refuse it.
+"""
+
+import http.client
+import json
+import time
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from urllib.parse import urlencode
+
+HOST = "127.0.0.1"
+
+
+class LoginFailed(AssertionError):
+    """The console did not log the session in (an AssertionError: to a test, a failed check)."""
+
+
+@dataclass
+class Response:
+    method: str
+    path: str
+    status: int | None  # None: no HTTP answer at all (reset, refused, timeout)
+    body: bytes = b""
+    headers: dict = field(default_factory=dict)  # lower-cased names, the last value of each
+    elapsed: float = 0.0  # seconds, from before connecting to the last byte of the body
+    error: str = ""
+    client_port: int | None = None
+    set_cookies: list[str] = field(default_factory=list)  # every Set-Cookie header
+
+    def json(self):
+        return json.loads(self.body)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+
+def request(
+    port: int,
+    method: str,
+    path: str,
+    *,
+    body=None,
+    headers: dict | None = None,
+    timeout: float = 60,
+    on_sent=None,
+) -> Response:
+    """One request on a fresh loopback connection. A dict or list body is sent as JSON, a
+    str as is (say, a urlencoded form, with its Content-Type in `headers`). `on_sent(port)`
+    is called with the client port once the request is sent, before the answer is read."""
+    headers = dict(headers or {})
+    data = None
+    if body is not None:
+        if isinstance(body, (dict, list)):
+            data = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json")
+        elif isinstance(body, str):
+            data = body.encode()
+        else:
+            data = body
+    started = time.perf_counter()
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    client_port = None
+    try:
+        conn.connect()
+        client_port = conn.sock.getsockname()[1]
+        conn.request(method, path, body=data, headers=headers)
+        if on_sent is not None:
+            on_sent(client_port)
+        resp = conn.getresponse()
+        payload = resp.read()
+        return Response(
+            method,
+            path,
+            resp.status,
+            payload,
+            {k.lower(): v for k, v in resp.getheaders()},
+            time.perf_counter() - started,
+            client_port=client_port,
+            set_cookies=resp.headers.get_all("Set-Cookie") or [],
+        )
+    except (OSError, http.client.HTTPException) as error:
+        return Response(
+            method,
+            path,
+            None,
+            elapsed=time.perf_counter() - started,
+            error=f"{type(error).__name__}: {error}",
+            client_port=client_port,
+        )
+    finally:
+        conn.close()
+
+
+def get(port: int, path: str, **kwargs) -> Response:
+    return request(port, "GET", path, **kwargs)
+
+
+class ConsoleSession:
+    """A logged-in browser, reduced to its cookies and the CSRF header."""
+
+    def __init__(self, port: int, timeout: float = 60):
+        self.port = port
+        self.cookies: dict[str, str] = {}
+        self.timeout = timeout
+
+    def _absorb(self, resp: Response) -> Response:
+        for raw in resp.set_cookies:
+            jar = SimpleCookie()
+            jar.load(raw)
+            for name, morsel in jar.items():
+                self.cookies[name] = morsel.value
+        return resp
+
+    def headers(self, extra=None) -> dict:
+        """The headers a request of this session carries (its Cookie header)."""
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        headers.update(extra or {})
+        return headers
+
+    def get(self, path: str) -> Response:
+        return self._absorb(
+            request(self.port, "GET", path, headers=self.headers(), timeout=self.timeout)
+        )
+
+    def post(self, path: str, form: dict) -> Response:
+        headers = self.headers(
+            {
+                "Content-Type": "application/x-www-form-urlencoded",
+                "X-CSRFToken": self.cookies.get("csrftoken", ""),
+            }
+        )
+        return self._absorb(
+            request(
+                self.port, "POST", path, body=urlencode(form), headers=headers, timeout=self.timeout
+            )
+        )
+
+    def login(self, username: str, password: str) -> None:
+        """Through the console's login form, as a browser does; LoginFailed if it fails."""
+        self.get("/login/")
+        if "csrftoken" not in self.cookies:
+            raise LoginFailed("the login page set no CSRF cookie")
+        resp = self.post("/login/", {"username": username, "password": password, "next": "/"})
+        if resp.status != 302:
+            raise LoginFailed(f"login of {username} answered {resp.status}: {resp.body[:300]!r}")
+        if "sessionid" not in self.cookies:
+            raise LoginFailed(f"login of {username} set no session cookie")
