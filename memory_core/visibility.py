@@ -1,6 +1,9 @@
 """What an actor may see of one memory: the access-scoped lookup the API and the console
 use instead of a bare get (a memory outside the actor's chain is a 404, never a 403)."""
 
+import re
+
+from memory_core import audit
 from memory_core.actors import chain_of
 from memory_core.applied import resolved
 from memory_core.errors import NotFound
@@ -38,3 +41,42 @@ def memory_for_actor(actor: Actor, uid: str, *, live_only: bool = True) -> Memor
     if memory is None:
         raise NotFound("memory not found")
     return memory
+
+
+# The shape of memory_core.ids.memory_id(). Anything else cannot name a memory, and is not
+# copied into the access log (whose memory_ids column holds ids, not arbitrary input).
+MEMORY_ID_RE = re.compile(r"mem_[0-9A-Z]{26}")
+
+
+def visible_memory(actor: Actor, uid: str, *, principal, action: str, live_only: bool) -> Memory:
+    """The memory as the actor may see it; a 404, access-logged, for anything else."""
+    well_formed = MEMORY_ID_RE.fullmatch(uid) is not None
+    try:
+        if not well_formed:
+            raise NotFound("memory not found")
+        return memory_for_actor(actor, uid, live_only=live_only)
+    except NotFound:
+        audit.record(
+            principal,
+            action,
+            404,
+            actor_ref=actor.ref,
+            memory_ids=[uid] if well_formed else [],
+            detail={"reason": "not_found"},
+        )
+        raise
+
+
+def read_memory(actor: Actor, uid: str, *, principal) -> dict:
+    """GET /memories/{id}: the live memory's shape, with its read logged (or its 404)."""
+    memory = visible_memory(actor, uid, principal=principal, action="memory.get", live_only=True)
+    audit.record(
+        principal,
+        "memory.get",
+        200,
+        actor_ref=actor.ref,
+        scope=memory.scope.token,
+        memory_ids=[memory.uid],
+        count=1,
+    )
+    return memory_shape_for_actor(memory, chain_of(actor))

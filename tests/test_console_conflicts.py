@@ -162,9 +162,10 @@ def test_auditor_is_offered_no_action(client, users, pairs):
 
 def test_owner_is_offered_republish_at_the_wider_scope_and_invalidate(client, users, pairs):
     tone = _rows(_get(client, users.owner))[0]
-    assert f'action="/memories/{pairs.tone_brief.uid}/republish/"' in tone
+    row = f"/conflicts/{pairs.tone_brief.uid}/{pairs.tone_formal.uid}"
+    assert f'action="{row}/republish/"' in tone
     assert '<input type="hidden" name="target" value="tenant:acme">' in tone
-    assert f'action="/memories/{pairs.tone_brief.uid}/invalidate/"' in tone
+    assert f'action="{row}/invalidate/"' in tone
     assert 'name="next" value="/conflicts/"' in tone
     assert "leave it" in tone
 
@@ -175,14 +176,16 @@ def test_owner_chooses_among_the_scopes_they_administer_when_the_wider_is_not_on
     learned = writes.remember(org.u1, "units", "leagues", principal=org.acme_agent).memory
     writes.publish(org.root, "units", "kilometres", principal=operator)
     row = _rows(_get(client, users.owner))[0]
-    assert f'action="/memories/{learned.uid}/republish/"' in row
+    assert re.search(rf'action="/conflicts/{learned.uid}/mem_[0-9A-Z]+/republish/"', row)
     assert re.findall(r'<option value="([^"]+)"', row) == ["team:acme/ops", "tenant:acme"]
 
 
 def test_no_republish_where_the_owner_administers_no_wider_scope(client, users, pairs):
     miles = _rows(_get(client, users.owner, authors="human>human"))[0]
     assert "/republish/" not in miles  # wider than tenant:acme is only global
-    assert f'action="/memories/{pairs.units_miles.uid}/invalidate/"' in miles
+    assert re.search(
+        rf'action="/conflicts/{pairs.units_miles.uid}/mem_[0-9A-Z]+/invalidate/"', miles
+    )
     su_row = _rows(_get(client, users.su, authors="human>human"))[0]
     assert '<input type="hidden" name="target" value="global">' in su_row
 

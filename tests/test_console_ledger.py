@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_console.console.views.ledger import VERIFICATION_KEY
+from memory_console.console.reads import VERIFICATION_KEY
 from memory_core import writes
 from memory_core.grants import grant
 from memory_core.models import LedgerEvent

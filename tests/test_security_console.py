@@ -108,6 +108,8 @@ def _sample_kwargs(pattern: URLPattern, memory_uid: str, key_uid: str) -> dict:
         "run_id": "run-1",
         "thread_id": "t1",
         "uid": key_uid if pattern.name.startswith("key-") else memory_uid,
+        "narrow": memory_uid,
+        "wide": memory_uid,
     }
     return {name: samples[name] for name in pattern.pattern.converters}
 

@@ -5,7 +5,6 @@ an actor outside the key's reach, and a memory outside the actor's chain, are 40
 look exactly like ids that never existed.
 """
 
-import re
 from typing import Annotated
 
 from ninja import Query, Router, Status
@@ -21,9 +20,7 @@ from memory_console.api.schemas import (
     SearchQuery,
     errors,
 )
-from memory_core import actors, audit, forgetting, readback, visibility, writes
-from memory_core.errors import NotFound
-from memory_core.models import Memory
+from memory_core import actors, forgetting, readback, visibility, writes
 from memory_core.search import search_memories
 
 router = Router(tags=["memories"])
@@ -32,29 +29,6 @@ ActorParam = Annotated[
     ActorRef,
     Query(description="The actor the agent works for; 404 if unknown or outside the key's reach."),
 ]
-
-# The shape of memory_core.ids.memory_id(). Anything else cannot name a memory, and is not
-# copied into the access log (whose memory_ids column holds ids, not arbitrary input).
-MEMORY_ID_RE = re.compile(r"mem_[0-9A-Z]{26}")
-
-
-def visible_memory(actor, memory_id: str, *, principal, action: str, live_only: bool) -> Memory:
-    """The memory as the actor may see it; a 404 (logged) for anything else."""
-    well_formed = MEMORY_ID_RE.fullmatch(memory_id) is not None
-    try:
-        if not well_formed:
-            raise NotFound("memory not found")
-        return visibility.memory_for_actor(actor, memory_id, live_only=live_only)
-    except NotFound:
-        audit.record(
-            principal,
-            action,
-            404,
-            actor_ref=actor.ref,
-            memory_ids=[memory_id] if well_formed else [],
-            detail={"reason": "not_found"},
-        )
-        raise
 
 
 @router.post(
@@ -134,19 +108,7 @@ def search(
 def get_memory(request, memory_id: str, actor: ActorParam):
     principal = request.auth
     owner = actors.actor_for_key(actor, principal.api_key, principal)
-    memory = visible_memory(
-        owner, memory_id, principal=principal, action="memory.get", live_only=True
-    )
-    audit.record(
-        principal,
-        "memory.get",
-        200,
-        actor_ref=owner.ref,
-        scope=memory.scope.token,
-        memory_ids=[memory.uid],
-        count=1,
-    )
-    return visibility.memory_shape_for_actor(memory, actors.chain_of(owner))
+    return visibility.read_memory(owner, memory_id, principal=principal)
 
 
 @router.delete(
@@ -168,6 +130,8 @@ def forget(request, memory_id: str, actor: ActorParam):
     owner = actors.actor_for_key(actor, principal.api_key, principal)
     # Any version, live or retired: a retired version of the actor's own memory still
     # names the lineage to erase, while an id outside the chain stays a 404.
-    memory = visible_memory(owner, memory_id, principal=principal, action="forget", live_only=False)
+    memory = visibility.visible_memory(
+        owner, memory_id, principal=principal, action="forget", live_only=False
+    )
     forgetting.forget_for_actor(memory, owner, actors.chain_of(owner), principal=principal)
     return Status(204, None)

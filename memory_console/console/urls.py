@@ -48,6 +48,17 @@ urlpatterns = [
     # Refs are qualified by their tenant (`acme/u1`); nothing is routed below an actor.
     path("actors/<path:ref>/", actors.actor_detail, name="actor"),
     path("conflicts/", conflicts.conflict_list, name="conflicts"),
+    # A conflicts-page row's inline decisions (the narrower memory, then the wider one).
+    path(
+        "conflicts/<str:narrow>/<str:wide>/republish/",
+        conflicts.conflict_republish,
+        name="conflict-republish",
+    ),
+    path(
+        "conflicts/<str:narrow>/<str:wide>/invalidate/",
+        conflicts.conflict_invalidate,
+        name="conflict-invalidate",
+    ),
     path("ledger/", ledger.ledger_list, name="ledger"),
     path("ledger/new/", ledger.ledger_new, name="ledger-new"),
     path("ledger/verify/", ledger.ledger_verify, name="ledger-verify"),

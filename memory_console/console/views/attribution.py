@@ -22,8 +22,8 @@ from memory_console.console.access import (
     origin_threads_for_reader,
     readable_scope_roles,
 )
+from memory_console.console.reads import RunGroup, group_by_run
 from memory_console.console.rendering import render_page
-from memory_console.console.views.threads import RunGroup, group_by_run
 from memory_core import audit
 from memory_core.attribution import MAX_LINE_CHARS, forgotten_events, line_forms, run_window
 from memory_core.inputs import HOST_ID_MAX

@@ -1,30 +1,42 @@
 """The conflicts page: every key answered at more than one scope of some actor's chain,
 with the decisions a person may take about each pair inline."""
 
+import re
 from dataclasses import dataclass, field
 
+from django.contrib import messages
 from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from memory_console.console import actions
 from memory_console.console.access import (
     console_view,
+    memory_for_reader,
     reached_actor_tokens,
     readable_scope_roles,
 )
+from memory_console.console.actions import Notice, error_text, htmx_action, safe_next
 from memory_console.console.forms import (
     AUTHOR_COMBINATION_LABELS,
     PAGE_SIZE,
     ConflictFilter,
     page_number,
 )
-from memory_console.console.rendering import render_page
+from memory_console.console.memory_page import render_memory
+from memory_console.console.rendering import render_page, wants_fragment
 from memory_core import audit
 from memory_core.conflicts import Conflict, conflicts
+from memory_core.errors import NotFound
 from memory_core.models import Scope
 from memory_core.models.access import Role
 from memory_core.principals import Principal
 from memory_core.scopes import GLOBAL
 from memory_core.writes import promotion_targets
+
+# The shape of memory_core.ids.memory_id(): a row's address names two memories.
+MEMORY_UID = re.compile(r"mem_[0-9A-Z]{26}")
 
 
 @dataclass
@@ -162,3 +174,67 @@ def conflict_list(request):
         count=len(rows),
     )
     return response
+
+
+# --- a row's inline decisions -------------------------------------------------------------
+# `/conflicts/<narrow uid>/<wide uid>/republish/` and `…/invalidate/`: the row's own
+# endpoints. They act on the narrower memory through the same services as its page; htmx
+# gets the row's result in its place (_conflict_done.html), a plain POST a redirect back to
+# the list (`next`) with a flash message.
+
+
+def _row_context(request, narrow, wide, memory, notice, *, new=None) -> dict:
+    return {
+        "row_id": f"conflict-{narrow}-{wide}",
+        "notice": notice,
+        "memory": memory,
+        "new": new,
+        "back": safe_next(request) or reverse("console:conflicts"),
+    }
+
+
+def _row_refused(request, error, narrow, wide):
+    try:
+        memory = memory_for_reader(request.user, narrow)
+    except NotFound:
+        memory = None
+    notice = Notice("error", error_text(error, readable=memory is not None))
+    return render(
+        request, "console/_conflict_done.html", _row_context(request, narrow, wide, memory, notice)
+    )
+
+
+def _row_invalid(request, error, narrow, wide):
+    """A plain POST's bad value: the memory page, the message beside its form (as there)."""
+    memory = memory_for_reader(request.user, narrow)
+    action = request.resolver_match.url_name.removeprefix("conflict-")
+    return render_memory(
+        request, memory, errors={action: error.message}, posted={action: request.POST}, status=422
+    )
+
+
+def _row_done(request, narrow, wide, memory, message, *, new=None):
+    if not wants_fragment(request):
+        messages.success(request, message)
+        return redirect(safe_next(request) or reverse("console:conflicts"))
+    context = _row_context(request, narrow, wide, memory, Notice("success", message), new=new)
+    return render(request, "console/_conflict_done.html", context)
+
+
+def _narrower(request, narrow, wide):
+    if not (MEMORY_UID.fullmatch(narrow) and MEMORY_UID.fullmatch(wide)):
+        raise NotFound("conflict not found")
+    return memory_for_reader(request.user, narrow)
+
+
+@htmx_action(refused=_row_refused, invalid=_row_invalid)
+def conflict_republish(request, narrow, wide):
+    memory = _narrower(request, narrow, wide)
+    new, message = actions.republish(request, memory)
+    return _row_done(request, narrow, wide, memory, message, new=new)
+
+
+@htmx_action(refused=_row_refused, invalid=_row_invalid)
+def conflict_invalidate(request, narrow, wide):
+    memory = _narrower(request, narrow, wide)
+    return _row_done(request, narrow, wide, memory, actions.invalidate(request, memory))

@@ -23,8 +23,8 @@ from memory_console.console.access import (
     ledger_events_for_reader,
 )
 from memory_console.console.charts import Series, last_days, stacked_daily_bars
+from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
-from memory_console.console.views.ledger import last_verification
 from memory_core.models import Author, Memory
 
 WINDOW_DAYS = 30

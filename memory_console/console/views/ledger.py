@@ -6,8 +6,6 @@ index on (column, -id) (memory_core/models/ledger.py), so a page costs the same 
 of a thousand events or of a hundred million.
 """
 
-from datetime import datetime
-
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -18,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_console.console.access import audit_reach, console_view, ledger_events_for_reader
 from memory_console.console.cursors import cursor_id, newer_than, newest_first
 from memory_console.console.forms import LEDGER_KINDS, LedgerFilter
+from memory_console.console.reads import VERIFICATION_KEY, last_verification, shown_verification
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_core import ledger
 from memory_core.errors import Invalid
@@ -25,10 +24,6 @@ from memory_core.errors import Invalid
 # How often an open ledger page asks for new events (static/js/live-poll.js pauses it
 # while the tab is hidden or the person pressed "Pause").
 POLL_SECONDS = 5
-# The last chain check, kept in the checker's session: it was computed over *their*
-# streams, so it is theirs to see, and the dashboard shows it instead of re-walking the
-# whole chain on every load.
-VERIFICATION_KEY = "ledger_verification"
 
 
 def filtered_events(request, form: LedgerFilter):
@@ -122,33 +117,3 @@ def ledger_verify(request):
     if not url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
         target = "console:ledger"
     return redirect(target)
-
-
-def verification_message(summary: dict) -> str:
-    if summary["ok"]:
-        return f"ok: {summary['count']} events"
-    broken, count = summary["broken"], summary["count"]
-    before = f"{count} event{'s' if count != 1 else ''} before it verified"
-    if broken["readable"]:
-        where = (
-            f"event {broken['id']} (stream {broken['stream']}, seq {broken['seq']}, "
-            f"kind {broken['kind']})"
-        )
-    else:
-        where = f"stream {broken['stream']}, seq {broken['seq']} (an event outside your grants)"
-    return f"broken: {where}: {summary['problem']}; {before}"
-
-
-def shown_verification(summary: dict | None) -> dict | None:
-    if not summary:
-        return None
-    return {
-        **summary,
-        "at": datetime.fromisoformat(summary["at"]),
-        "message": verification_message(summary),
-    }
-
-
-def last_verification(request) -> dict | None:
-    """The last chain check this person ran, for the ledger page and the dashboard."""
-    return shown_verification(request.session.get(VERIFICATION_KEY))

@@ -13,58 +13,23 @@ Transcripts are written by end users and agents: every text is escaped (autoesca
 never marked safe.
 """
 
-from dataclasses import dataclass, field
-from itertools import groupby
+from dataclasses import dataclass
 
 from django.db.models import Q
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import console_view, threads_for_reader
+from memory_console.console.reads import RunGroup, group_by_run
 from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.inputs import HOST_ID_MAX
-from memory_core.models import Digest, Memory, Message, Thread
+from memory_core.models import Memory, Thread
 from memory_core.principals import Principal
 from memory_core.scopes import actor_scope
 
 PAGE_MESSAGES = 100
 # Threads listed when a thread id is shared by several readable actors.
 MAX_THREADS = 20
-
-
-@dataclass
-class RunGroup:
-    """Consecutive messages of one run (or of no run), as the page shows them."""
-
-    run_id: str | None
-    messages: list[Message]
-    highlighted: bool = False
-    has_run_page: bool = False
-    learned: list[Memory] = field(default_factory=list)
-
-
-def group_by_run(messages, thread: Thread, *, highlight: str | None = None, learned=None):
-    """Messages (in order) -> RunGroups; each knows whether its run has a stored digest."""
-    runs = {m.run_id for m in messages if m.run_id}
-    with_digest = set()
-    if runs:
-        # digest_one_per_actor_run's index: (actor, run_id).
-        with_digest = set(
-            Digest.objects.filter(actor_id=thread.actor_id, run_id__in=runs).values_list(
-                "run_id", flat=True
-            )
-        )
-    learned = learned or {}
-    return [
-        RunGroup(
-            run_id=run_id,
-            messages=list(group),
-            highlighted=bool(highlight) and run_id == highlight,
-            has_run_page=run_id in with_digest,
-            learned=learned.get(run_id, []) if run_id else [],
-        )
-        for run_id, group in groupby(messages, key=lambda m: m.run_id)
-    ]
 
 
 def learned_in(thread: Thread, runs) -> dict[str, list[Memory]]:

@@ -1,0 +1,114 @@
+"""What a person's POST asks of a memory, shared by the memory page's actions
+(views/memory_actions.py) and the conflicts page's inline decisions (views/conflicts.py):
+read the form, call ONE memory_core service, say what happened.
+
+Also the one shape of an htmx action's answer: a refusal or a bad value comes back inside
+the fragment the form swaps (status 200: htmx swaps no 4xx by default), and an htmx request
+whose session ended is sent to the login page with HX-Redirect.
+"""
+
+from functools import wraps
+from typing import NamedTuple
+
+from django.contrib.auth.views import redirect_to_login
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from memory_console.console.access import STATUS_TITLES, console_view
+from memory_console.console.forms import checked
+from memory_console.console.rendering import wants_fragment
+from memory_core import curation, writes
+from memory_core.errors import DomainError, Invalid
+from memory_core.models import Memory
+from memory_core.principals import Principal
+
+
+class Notice(NamedTuple):
+    """An action's result shown inside the swapped fragment (_action_notice.html)."""
+
+    level: str  # "success" or "error", as the flash message classes
+    text: str
+
+
+def republish(request, memory: Memory) -> tuple[Memory, str]:
+    """Republish `memory` at the wider scope the form names; the new memory and a message."""
+    targets = {scope.token: scope for scope in writes.promotion_targets(memory)}
+    target = targets.get(request.POST.get("target", ""))
+    if target is None:
+        raise Invalid("choose one of the wider scopes offered")
+    text = request.POST.get("text", "").strip() or None
+    retire_original = checked(request.POST, "retire_original")
+    new = writes.promote(
+        memory,
+        target,
+        principal=Principal.for_user(request.user),
+        text=text,
+        retire_original=retire_original,
+    )
+    note = " The original is retired." if retire_original else ""
+    return new, f"Republished at {target.token} as {new.uid}.{note}"
+
+
+def invalidate(request, memory: Memory) -> str:
+    curation.invalidate(
+        memory, request.POST.get("reason", ""), principal=Principal.for_user(request.user)
+    )
+    return "Invalidated: it no longer reaches any prompt."
+
+
+def safe_next(request) -> str | None:
+    """The `next` the form posted (a list page sends its own address), if it stays on this
+    host: `next` comes from the request."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return None
+
+
+def error_text(error: DomainError, *, readable: bool) -> str:
+    status = error.status if error.status in STATUS_TITLES else 400
+    title = STATUS_TITLES.get(status, "Refused")
+    if status == 404 and not readable:
+        # Beyond the grants, or forgotten meanwhile: say no more than the 404 page does.
+        return f"{title}: nothing here, or nothing you may see."
+    text = f"{title}: {error.message}"
+    if status == 403:
+        text = text.rstrip(".") + ". This attempt has been recorded in the access log."
+    return text
+
+
+def htmx_action(*, refused, invalid=None):
+    """console_view (login, refusals as pages) for a POST-only action, plus htmx's answers.
+
+    Inside it, a DomainError of an htmx request becomes `refused(request, error, **kwargs)`
+    (a fragment, status 200); a plain POST's goes on to console_view unchanged (`invalid`
+    answers its bad values). Outside it, an htmx request whose session has ended is sent to
+    the login page with HX-Redirect, back to the page it was sent from: login_required's
+    302 would be followed by the browser and the login page swapped into the fragment.
+    """
+
+    def decorate(func):
+        @wraps(func)
+        def fragments(request, **kwargs):
+            try:
+                return func(request, **kwargs)
+            except DomainError as error:
+                if not wants_fragment(request):
+                    raise
+                return refused(request, error, **kwargs)
+
+        guarded = console_view(require_POST(fragments), invalid=invalid)
+
+        @wraps(func)
+        def wrapped(request, **kwargs):
+            if wants_fragment(request) and not request.user.is_authenticated:
+                page = request.htmx.current_url_abs_path or request.path
+                return HttpResponseClientRedirect(redirect_to_login(page).url)
+            return guarded(request, **kwargs)
+
+        return wrapped
+
+    return decorate

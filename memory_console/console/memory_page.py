@@ -1,0 +1,108 @@
+"""The memory page's content: one memory, its version chain, and everything recorded about
+it. Rendered by the page's view (views/memories.py) and, with the result of an action
+inside, by the memory actions (views/memory_actions.py)."""
+
+from django.db.models import Q
+from django.utils import timezone
+
+from memory_console.console.access import readable_scope_roles
+from memory_console.console.rendering import render_page
+from memory_core import audit
+from memory_core.models import AccessLog, DigestLine, LedgerEvent, Memory
+from memory_core.models.access import Role
+from memory_core.names import ref_of_scope
+from memory_core.permissions import can_administer, role_for
+from memory_core.principals import Principal
+from memory_core.shapes import origin, resolving_threads
+from memory_core.writes import promotion_targets
+
+# The page shows the newest rows of each history; the ledger and access pages have the rest.
+HISTORY_ROWS = 100
+
+
+def _ledger_events(memory: Memory, uids: list[str]):
+    # Events about a version are written at its scope, except a promotion, which is written
+    # at the target scope and names the original in `promoted_from`. Filtering on scope and
+    # kind first keeps to the indexed columns; the payload test then runs on few rows.
+    about = Q(payload__memory__in=uids) | Q(payload__supersedes__in=uids)
+    return list(
+        LedgerEvent.objects.filter(
+            Q(scope=memory.scope.token) & about
+            | Q(kind="memory.promoted", payload__promoted_from__in=uids)
+        ).order_by("-id")[:HISTORY_ROWS]
+    )
+
+
+def _runs(user, uids: list[str]):
+    lines = DigestLine.objects.filter(memory_uid__in=uids).select_related("digest__actor")
+    readable = readable_scope_roles(user)
+    if readable is not None:
+        # Only runs of actors the user may read; their run pages would 404 anyway.
+        lines = lines.filter(digest__actor__scope_id__in=list(readable))
+    return list(lines.order_by("-digest__created_at", "-digest_id", "n")[:HISTORY_ROWS])
+
+
+def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict:
+    user = request.user
+    principal = Principal.for_user(user)
+    role = role_for(user, memory.scope)
+    is_admin = role == Role.ADMIN
+    versions = list(
+        Memory.objects.filter(lineage=memory.lineage)
+        .select_related("scope", "origin_actor")
+        .order_by("created_at", "id")
+    )
+    uids = [v.uid for v in versions]
+    live = memory.retired_at is None
+    targets = []
+    if live:
+        # Offered only where the user administers the target (the service checks again).
+        targets = [t for t in promotion_targets(memory) if can_administer(principal, t)]
+    successor = next((v for v in versions if v.supersedes_id == memory.id), None)
+    return {
+        "memory": memory,
+        "role": role,
+        "is_admin": is_admin,
+        "live": live,
+        # Expired rows keep their slot (no longer in any prompt) until someone retires them.
+        "expired": memory.expires_at is not None and memory.expires_at <= timezone.now(),
+        "origin": origin(memory, resolving_threads([memory])),
+        "actor_ref": ref_of_scope(memory.scope.token),
+        "successor": successor,
+        "versions": versions,
+        "promotions": list(memory.promotions.select_related("scope").order_by("created_at")),
+        "promoted_from_readable": memory.promoted_from_id is not None
+        and role_for(user, memory.promoted_from.scope) is not None,
+        "targets": targets,
+        "ledger_events": _ledger_events(memory, uids),
+        "access_rows": list(
+            AccessLog.objects.filter(memory_ids__overlap=uids).order_by("-id")[:HISTORY_ROWS]
+        ),
+        "run_lines": _runs(user, uids),
+        "errors": errors or {},
+        "posted": posted or {},
+    }
+
+
+def render_memory(request, memory: Memory, *, errors=None, posted=None, notice=None, status=200):
+    """The page, or for htmx its content fragment (memory.html#memory-content), which an
+    inline action swaps in with its `notice` (memory_actions.Notice) inside."""
+    context = memory_context(request, memory, errors=errors, posted=posted)
+    context["notice"] = notice
+    response = render_page(
+        request,
+        "console/memory.html",
+        context,
+        fragment="console/memory.html#memory-content",
+        status=status,
+    )
+    audit.record(
+        Principal.for_user(request.user),
+        "memory.read",
+        200,
+        actor_ref=ref_of_scope(memory.scope.token),
+        scope=memory.scope.token,
+        memory_ids=[memory.uid],
+        count=1,
+    )
+    return response

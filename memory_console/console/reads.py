@@ -1,0 +1,79 @@
+"""Read helpers that more than one console page shows: a conversation grouped by run (the
+conversation and attribution pages) and the last ledger check (the ledger page and the
+dashboard). Views import these, never one another."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import groupby
+
+from memory_core.models import Digest, Memory, Message, Thread
+
+# The last chain check, kept in the checker's session: it was computed over *their*
+# streams, so it is theirs to see, and the dashboard shows it instead of re-walking the
+# whole chain on every load.
+VERIFICATION_KEY = "ledger_verification"
+
+
+@dataclass
+class RunGroup:
+    """Consecutive messages of one run (or of no run), as the page shows them."""
+
+    run_id: str | None
+    messages: list[Message]
+    highlighted: bool = False
+    has_run_page: bool = False
+    learned: list[Memory] = field(default_factory=list)
+
+
+def group_by_run(messages, thread: Thread, *, highlight: str | None = None, learned=None):
+    """Messages (in order) -> RunGroups; each knows whether its run has a stored digest."""
+    runs = {m.run_id for m in messages if m.run_id}
+    with_digest = set()
+    if runs:
+        # digest_one_per_actor_run's index: (actor, run_id).
+        with_digest = set(
+            Digest.objects.filter(actor_id=thread.actor_id, run_id__in=runs).values_list(
+                "run_id", flat=True
+            )
+        )
+    learned = learned or {}
+    return [
+        RunGroup(
+            run_id=run_id,
+            messages=list(group),
+            highlighted=bool(highlight) and run_id == highlight,
+            has_run_page=run_id in with_digest,
+            learned=learned.get(run_id, []) if run_id else [],
+        )
+        for run_id, group in groupby(messages, key=lambda m: m.run_id)
+    ]
+
+
+def verification_message(summary: dict) -> str:
+    if summary["ok"]:
+        return f"ok: {summary['count']} events"
+    broken, count = summary["broken"], summary["count"]
+    before = f"{count} event{'s' if count != 1 else ''} before it verified"
+    if broken["readable"]:
+        where = (
+            f"event {broken['id']} (stream {broken['stream']}, seq {broken['seq']}, "
+            f"kind {broken['kind']})"
+        )
+    else:
+        where = f"stream {broken['stream']}, seq {broken['seq']} (an event outside your grants)"
+    return f"broken: {where}: {summary['problem']}; {before}"
+
+
+def shown_verification(summary: dict | None) -> dict | None:
+    if not summary:
+        return None
+    return {
+        **summary,
+        "at": datetime.fromisoformat(summary["at"]),
+        "message": verification_message(summary),
+    }
+
+
+def last_verification(request) -> dict | None:
+    """The last chain check this person ran, for the ledger page and the dashboard."""
+    return shown_verification(request.session.get(VERIFICATION_KEY))
