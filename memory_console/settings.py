@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_console.database import app_role, database_urls, parse_database_url
+from memory_console.database import EMBEDDED, app_role, database_urls, parse_database_url
 from memory_console.env import env_bool, env_int, env_list, env_str
 from memory_core.privileges import OWNER_ALIAS
 
@@ -99,15 +99,19 @@ TEMPLATES = [
 
 # Two roles (README, "Database roles"): the server acts as DATABASE_URL's, which owns nothing;
 # migrations run as DATABASE_OWNER_URL's (the `owner` alias; `migrate` and `serve` use it).
-_url, _owner_url = database_urls(BASE_DIR)
-_db = parse_database_url(_url)
-_owner = parse_database_url(_owner_url or _url)
+# With DATABASE_URL unset both are the embedded server's in ./var/pgdata, which nothing here
+# starts: the first connection does (memory_console/database.py, db_backend/base.py).
+_urls = database_urls(BASE_DIR)
+_db = parse_database_url(_urls.app)
+_owner = parse_database_url(_urls.owner or _urls.app)
 # What post_migrate grants its privileges to (memory_core/privileges.py); None: one role.
-DATABASE_APP_ROLE = app_role(_db, _owner if _owner_url else None)
+DATABASE_APP_ROLE = app_role(_db, _owner if _urls.owner else None)
 _extra, _owner_extra = _db.pop("EXTRA_OPTIONS"), _owner.pop("EXTRA_OPTIONS")
+_embedded = {EMBEDDED: str(_urls.pgdata)} if _urls.pgdata else {}
 DATABASES = {
     "default": {
         **_db,
+        **_embedded,
         # Connections come from psycopg's pool; CONN_MAX_AGE must stay 0 with a pool.
         "CONN_MAX_AGE": 0,
         # The pool checks a connection before handing it out: after a database restart a
@@ -141,6 +145,7 @@ DATABASES = {
     # Used by migrations only: no pool, one short-lived connection.
     OWNER_ALIAS: {
         **_owner,
+        **_embedded,
         "OPTIONS": _owner_extra,
         "CONN_MAX_AGE": 0,
         # Under test it is the test database, which the test runner makes once (as the owner).

@@ -17,7 +17,7 @@ handed every new table a default set, which the next append-only table would hav
 remember to revoke.)
 
 This module imports no models: the embedded server's setup (memory_console/database.py)
-applies it at settings time, when it adopts a database made before the roles existed.
+applies it at the first connection, when it adopts a database made before the roles existed.
 """
 
 import re

@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db import DatabaseError, connections
 from django.db.transaction import TransactionManagementError
 
+from memory_console.database import ensure_embedded
 from memory_core.privileges import acting_role
 
 # The app role's own connection parameters, kept when `default` is pointed at the owner.
@@ -41,6 +42,9 @@ def build_as_owner() -> None:
     if not settings.DATABASE_APP_ROLE:
         return
     default, owner = settings.DATABASES["default"], settings.DATABASES["owner"]
+    # The app's login is kept for connect_as_app(), outside Django: with the embedded server
+    # started first, it names the socket the server really uses.
+    ensure_embedded(default)
     _app_login.update({key: default[key] for key in _CREDENTIALS})
     default.update({key: owner[key] for key in _CREDENTIALS})
 

@@ -1,9 +1,11 @@
 """Settings helpers fail loudly on bad values; DATABASE_URL forms parse as documented, and
-DATABASE_OWNER_URL names the migrating role of the same database."""
+DATABASE_OWNER_URL names the migrating role of the same database; without them, the
+embedded server's URLs, which start nothing (tests/test_database_start.py)."""
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from memory_console import database
 from memory_console.database import app_role, database_urls, parse_database_url
 from memory_console.env import env_bool, env_int, env_list
 
@@ -105,4 +107,32 @@ def test_an_owner_url_alone_is_refused(monkeypatch, tmp_path):
 def test_database_url_alone_migrates_with_the_same_role(monkeypatch, tmp_path):
     monkeypatch.setenv("DATABASE_URL", APP)
     monkeypatch.delenv("DATABASE_OWNER_URL", raising=False)
-    assert database_urls(tmp_path) == (APP, None)
+    assert database_urls(tmp_path) == (APP, None, None)
+
+
+def test_both_urls_name_a_server_that_is_not_embedded(monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", APP)
+    monkeypatch.setenv("DATABASE_OWNER_URL", OWNER)
+    assert database_urls(tmp_path) == (APP, OWNER, None)
+
+
+def test_without_database_url_the_embedded_servers_roles_are_named_and_nothing_is_made(
+    monkeypatch, tmp_path
+):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("DATABASE_OWNER_URL", raising=False)
+    base = tmp_path / "a dir+with odd characters"
+    urls = database_urls(base)
+    pgdata = base / "var" / "pgdata"
+    assert urls.pgdata == pgdata
+    app, owner = parse_database_url(urls.app), parse_database_url(urls.owner)
+    # The socket form the embedded server hands out, expecting its socket in its data dir.
+    assert (app["USER"], app["NAME"], app["HOST"], app["PORT"]) == (
+        database.APP_ROLE,
+        database.EMBEDDED_DB_NAME,
+        str(pgdata),
+        "",
+    )
+    assert (owner["USER"], owner["HOST"]) == (database.OWNER_ROLE, str(pgdata))
+    assert app_role(app, owner) == database.APP_ROLE
+    assert not base.exists()

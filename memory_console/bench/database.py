@@ -14,6 +14,7 @@ import psycopg
 from django.conf import settings
 from psycopg import sql
 
+from memory_console.database import ensure_embedded
 from memory_core.privileges import OWNER_ALIAS, acting_role
 
 # Bumped whenever what the seed writes changes meaning (2: ledger events sealed with the
@@ -44,6 +45,9 @@ def server_url(dbname: str, alias: str = "default") -> str:
     """A libpq URL for `dbname` on the server the `alias` database lives on, as its role:
     the server's by default, the owner's (OWNER_ALIAS) to make, seed and analyse."""
     db = settings.DATABASES[alias]
+    # The bench connects with psycopg straight from the settings: start the embedded
+    # server first, as Django's backend does on its first connection.
+    ensure_embedded(db)
     user = quote(db.get("USER") or "", safe="")
     password = quote(db.get("PASSWORD") or "", safe="")
     auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")

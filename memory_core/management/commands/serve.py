@@ -2,8 +2,9 @@
 
 gunicorn runs in this process (its BaseApplication), forking its workers from here, not as a
 separate `gunicorn` executable. That matters for the embedded PostgreSQL: this process's
-settings started (or joined) it and exported DATABASE_URL, so the forked workers inherit
-the URL and reach the same server, and the server stops when this process exits.
+first connection (the migration) started (or joined) it and exported DATABASE_URL, before
+any fork, so the workers inherit the URL and reach the same server, and the server stops
+when this process exits.
 
 Two database roles: migrations run as the owner of the tables (the `owner` alias,
 DATABASE_OWNER_URL), the demo and every request as the server's own role (`default`,
