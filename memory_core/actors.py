@@ -10,6 +10,7 @@ from django.db import transaction
 
 from memory_core import audit, hotpath, ledger
 from memory_core.chain import resolve_chain
+from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.inputs import require, text_problem
 from memory_core.locks import advisory_xact_lock
@@ -32,7 +33,8 @@ def global_scope() -> Scope:
 
 
 def chain_of(actor: Actor) -> tuple[str, ...]:
-    # Read with the actor by actor_for_key; dropped by _set_memberships.
+    # Read with the actor by actor_for_key (and set by _register); dropped by
+    # _set_memberships.
     tokens = getattr(actor, "membership_tokens", None)
     if tokens is None:
         tokens = actor.memberships.order_by("rank").values_list("scope__token", flat=True)
@@ -119,12 +121,9 @@ def _loggable(ref) -> str | None:
     return ref if is_valid_ref(ref) else None
 
 
-def _registration_memberships(ref: str, reach: Scope, principal) -> list[Scope] | None:
+def _registration_memberships(ref: str, reach: Scope, principal) -> list[Scope]:
     """[reach] for a tenant's key; for a global key, [] (or [tenant:T] for a ref named
-    inside tenant T, which is where its scope must hang). None when a key bound to one
-    actor names another: that key registers nobody."""
-    if reach.token.startswith("actor:"):
-        return None
+    inside tenant T, which is where its scope must hang)."""
     if reach.token != GLOBAL:
         return [reach]
     tenant = ref_tenant(ref)
@@ -203,32 +202,36 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     with audit.refusals_logged(principal, "actor.lookup", actor_ref=_loggable(named)):
         ref = stored_ref(ref, api_key.reach)
     actor = _actor_with_chain(ref)
-    if actor is None and register:
-        with transaction.atomic():
-            # Two first calls for one new ref: the second waits here, then finds the
-            # first's actor (select_for_update locks no row that does not exist yet).
-            advisory_xact_lock("actor", ref)
-            actor = Actor.objects.select_related("scope").filter(ref=ref).first()
-            memberships = None
-            if actor is None:
-                memberships = _registration_memberships(ref, api_key.reach, principal)
-            if memberships is not None:
-                actor = _create_actor(ref, "", memberships)
-                ledger.append(
-                    "actor.registered",
-                    actor.scope,
-                    principal,
-                    {"scopes": list(chain_of(actor))},
-                    actor_ref=ref,
-                )
-                return actor
+    # A key bound to one actor (its reach is that actor's scope) registers nobody.
+    if actor is None and register and not api_key.reach.token.startswith("actor:"):
+        actor = _register(ref, api_key.reach, principal)
     if actor is None:
         raise NotFound(f"actor {named!r} not found")
     # Also for an actor another key registered a moment ago: it may lie outside this reach.
     if key_reaches(actor, api_key.reach):
         return actor
-    audit.record(principal, "actor.lookup", 404, actor_ref=ref, detail={"reason": "reach"})
-    raise NotFound(f"actor {named!r} not found")
+    with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+        raise NotFound(f"actor {named!r} not found", reason="reach")
+
+
+def _register(ref: str, reach: Scope, principal) -> Actor:
+    """The actor `ref`, registered by a key with this reach unless a concurrent first call
+    registered it a moment ago (logged as `actor.register`, 201)."""
+    with audited(principal, "actor.register", actor_ref=ref) as change:
+        # Two first calls for one new ref: the second waits here, then finds the first's
+        # actor (select_for_update locks no row that does not exist yet).
+        advisory_xact_lock("actor", ref)
+        actor = Actor.objects.select_related("scope").filter(ref=ref).first()
+        if actor is not None:
+            change.unchanged()
+            return actor
+        memberships = _registration_memberships(ref, reach, principal)
+        actor = _create_actor(ref, "", memberships)
+        # As actor_for_key's look-up would have read them: no query for the chain.
+        actor.membership_tokens = [scope.token for scope in memberships]
+        change.event("actor.registered", actor.scope, {"scopes": list(chain_of(actor))}, ref)
+        change.log(201, scope=actor.scope.token)
+        return actor
 
 
 def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, principal) -> Actor:
@@ -243,33 +246,32 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     with audit.refusals_logged(principal, "actor.put", actor_ref=_loggable(named)):
         ref = stored_ref(ref, reach)
     require(text_problem(display_name, "display_name", 200))
-    with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
+    with audited(principal, "actor.put", actor_ref=ref) as change:
         tokens = _clean_membership_tokens(scopes, tenant_of(reach.token))
         require(membership_problem(ref, tokens))
-        with transaction.atomic():
-            advisory_xact_lock("actor", ref)
-            existing = Actor.objects.select_for_update().filter(ref=ref).first()
-            if existing is not None and not key_reaches(existing, reach):
-                raise NotFound(f"actor {named!r} not found")
-            if reach.token.startswith("actor:") and reach.token != actor_scope(ref):
-                raise NotFound(f"actor {named!r} not found")
-            resolved = _resolve_membership_scopes(tokens, reach, principal)
-            if reach.token != GLOBAL and reach not in resolved:
-                resolved.append(reach)
-            if not resolved and ref_tenant(ref) is not None:
-                resolved = _registration_memberships(ref, reach, principal)
-            if existing is None:
-                actor = _create_actor(ref, display_name or "", resolved)
-                kind = "actor.registered"
-            else:
-                actor = existing
-                if display_name is not None:
-                    actor.display_name = display_name
-                    actor.save(update_fields=["display_name"])
-                _set_memberships(actor, resolved)
-                kind = "actor.updated"
-            ledger.append(kind, actor.scope, principal, {"scopes": list(chain_of(actor))}, ref)
-    audit.record(principal, "actor.put", 200, actor_ref=ref, scope=actor.scope.token)
+        advisory_xact_lock("actor", ref)
+        existing = Actor.objects.select_for_update().filter(ref=ref).first()
+        if existing is not None and not key_reaches(existing, reach):
+            raise NotFound(f"actor {named!r} not found")
+        if reach.token.startswith("actor:") and reach.token != actor_scope(ref):
+            raise NotFound(f"actor {named!r} not found")
+        resolved = _resolve_membership_scopes(tokens, reach, principal)
+        if reach.token != GLOBAL and reach not in resolved:
+            resolved.append(reach)
+        if not resolved and ref_tenant(ref) is not None:
+            resolved = _registration_memberships(ref, reach, principal)
+        if existing is None:
+            actor = _create_actor(ref, display_name or "", resolved)
+            kind = "actor.registered"
+        else:
+            actor = existing
+            if display_name is not None:
+                actor.display_name = display_name
+                actor.save(update_fields=["display_name"])
+            _set_memberships(actor, resolved)
+            kind = "actor.updated"
+        change.event(kind, actor.scope, {"scopes": list(chain_of(actor))}, ref)
+        change.log(200, scope=actor.scope.token)
     return actor
 
 

@@ -43,6 +43,7 @@ def refusals_logged(principal, action: str, *, actor_ref: str | None = None, sco
     """Log a DomainError raised inside as a refused attempt, then let it propagate.
 
     Use it outside the service's transaction: the refusal row must survive the rollback.
+    A state change gets it from changes.audited; reads and look-ups use it directly.
     """
     try:
         yield

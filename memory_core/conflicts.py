@@ -5,6 +5,12 @@ key is beaten. A conflict is one (winner, beaten) pair; a pair shared by many ac
 team's value over the tenant's) is listed once, with how many actors it applies to.
 Agent-over-human pairs come first: there an agent's conclusion is overriding what a person
 decided, which is what an administrator should look at.
+
+The query restates precedence (precedence.resolve, the rule) for every actor at once: the
+chain as ranks (the actor's own scope 0, memberships in order, `global` last at 32767) and
+the winner of a key as DISTINCT ON its narrowest rank. One statement over every actor is
+what the conflicts page needs; a Python pass would resolve every chain in the organisation.
+tests/test_rule_copies.py holds it to precedence.resolve over generated organisations.
 """
 
 from dataclasses import dataclass

@@ -1,11 +1,9 @@
 """A person's decisions about an existing memory: pin, unpin, invalidate."""
 
-from django.db import transaction
-
-from memory_core import audit, ledger
+from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.models import Memory, RetiredReason
-from memory_core.permissions import can_administer
+from memory_core.permissions import may_write
 from memory_core.writes import lock_slot, retire
 
 MAX_REASON_CHARS = 500
@@ -19,7 +17,7 @@ def _locked_live(memory: Memory) -> Memory:
 
 
 def _check_admin(principal, memory: Memory) -> None:
-    if not principal.is_human or not can_administer(principal, memory.scope):
+    if not may_write(principal, memory.scope):
         raise Forbidden(f"you do not administer {memory.scope.token}")
 
 
@@ -27,43 +25,37 @@ def set_pinned(memory: Memory, pinned: bool, *, principal) -> Memory:
     """Pin or unpin. A pin belongs to the key: it makes the key always-on in every chain
     that holds this scope, whichever scope's value wins."""
     action = "pin" if pinned else "unpin"
-    with audit.refusals_logged(principal, action, scope=memory.scope.token):
+    with audited(principal, action, scope=memory.scope.token) as change:
         _check_admin(principal, memory)
-        with transaction.atomic():
-            live = _locked_live(memory)
-            if live.pinned != pinned:
-                live.pinned = pinned
-                live.save(update_fields=["pinned"])
-                ledger.append(
-                    "memory.pinned" if pinned else "memory.unpinned",
-                    live.scope,
-                    principal,
-                    {"memory": live.uid, "pinned": pinned},
-                )
-    audit.record(principal, action, 200, scope=live.scope.token, memory_ids=[live.uid], count=1)
+        live = _locked_live(memory)
+        if live.pinned != pinned:
+            live.pinned = pinned
+            live.save(update_fields=["pinned"])
+            change.event(
+                "memory.pinned" if pinned else "memory.unpinned",
+                live.scope,
+                {"memory": live.uid, "pinned": pinned},
+            )
+        change.log(200, memory_ids=[live.uid], count=1)
     return live
 
 
 def invalidate(memory: Memory, reason: str, *, principal) -> Memory:
     """Retire a live memory as wrong, with the reason kept on the row (not in the ledger,
     which records only its length: a reason often quotes the fact)."""
-    with audit.refusals_logged(principal, "invalidate", scope=memory.scope.token):
+    with audited(principal, "invalidate", scope=memory.scope.token) as change:
         _check_admin(principal, memory)
         reason = (reason or "").strip()
         if not reason:
             raise Invalid("say why the memory is invalid")
         if len(reason) > MAX_REASON_CHARS or "\n" in reason or "\x00" in reason:
             raise Invalid(f"the reason is one line of at most {MAX_REASON_CHARS} characters")
-        with transaction.atomic():
-            live = _locked_live(memory)
-            retire(live, RetiredReason.INVALIDATED, principal, note=reason)
-            ledger.append(
-                "memory.invalidated",
-                live.scope,
-                principal,
-                {"memory": live.uid, "reason_chars": len(reason)},
-            )
-    audit.record(
-        principal, "invalidate", 200, scope=live.scope.token, memory_ids=[live.uid], count=1
-    )
+        live = _locked_live(memory)
+        retire(live, RetiredReason.INVALIDATED, principal, note=reason)
+        change.event(
+            "memory.invalidated",
+            live.scope,
+            {"memory": live.uid, "reason_chars": len(reason)},
+        )
+        change.log(200, memory_ids=[live.uid], count=1)
     return live

@@ -8,10 +8,9 @@ the line stays but says `[forgotten]`, and a later replay returns the scrubbed d
 from dataclasses import dataclass
 
 import pgtrigger
-from django.db import transaction
 
-from memory_core import audit, ledger
 from memory_core.block import FORGOTTEN, scrub
+from memory_core.changes import Change, audited
 from memory_core.errors import Forbidden, NotFound
 from memory_core.facts import Line
 from memory_core.locks import advisory_xact_lock
@@ -31,7 +30,7 @@ class Forgotten:
 
 def forget_for_actor(memory: Memory, actor, chain, *, principal) -> Forgotten:
     """The API's forget: own scope only (403 if visible but wider; callers 404 the rest)."""
-    with audit.refusals_logged(principal, "forget", actor_ref=actor.ref):
+    with audited(principal, "forget", actor_ref=actor.ref) as change:
         verdict = forget_verdict(memory.scope.token, chain)
         if verdict == FORBIDDEN:
             raise Forbidden(
@@ -39,56 +38,51 @@ def forget_for_actor(memory: Memory, actor, chain, *, principal) -> Forgotten:
             )
         if verdict != ALLOW:
             raise NotFound("memory not found")
-        return _forget(memory, principal, actor_ref=actor.ref)
+        return _forget(change, memory)
 
 
 def forget(memory: Memory, *, principal) -> Forgotten:
     """The console's and operators' forget: an administrator of the memory's scope."""
-    with audit.refusals_logged(principal, "forget", scope=memory.scope.token):
+    with audited(principal, "forget", scope=memory.scope.token) as change:
         if not principal.is_human or not can_administer(principal, memory.scope):
             raise Forbidden(f"you do not administer {memory.scope.token}")
-        return _forget(memory, principal)
+        return _forget(change, memory)
 
 
-def _forget(memory: Memory, principal, actor_ref: str | None = None) -> Forgotten:
+def _forget(change: Change, memory: Memory) -> Forgotten:
     scope = memory.scope
-    with transaction.atomic():
-        advisory_xact_lock("memory", scope.id, memory.key)
-        versions = list(
-            Memory.objects.select_for_update().filter(lineage=memory.lineage).order_by("id")
-        )
-        if not versions:
-            raise NotFound("memory not found")
-        uids = {m.uid for m in versions}
-        digests, lines = _scrub_digests(uids)
-        # Other memories may point here (a promotion's promoted_from); they keep their own
-        # text, which a person chose to republish, but lose the link.
-        Memory.objects.filter(promoted_from__in=versions).exclude(lineage=memory.lineage).update(
-            promoted_from=None
-        )
-        DigestLine.objects.filter(memory__in=versions).update(memory=None)
-        with pgtrigger.ignore(DELETE_TRIGGER):
-            # Newest first, so no row is deleted while a later version still supersedes it.
-            for version in sorted(versions, key=lambda m: m.id, reverse=True):
-                Memory.objects.filter(pk=version.pk).delete()
-        ledger.append(
-            "memory.forgotten",
-            scope,
-            principal,
-            {"memories": sorted(uids), "versions": len(uids), "digests": digests, "lines": lines},
-            actor_ref=actor_ref,
-        )
-        result = Forgotten(memory_ids=tuple(sorted(uids)), digests=digests, lines=lines)
-        audit.record(
-            principal,
-            "forget",
-            204,
-            actor_ref=actor_ref,
-            scope=scope.token,
-            memory_ids=result.memory_ids,
-            count=len(uids),
-            detail={"digests": digests, "lines": lines},
-        )
+    advisory_xact_lock("memory", scope.id, memory.key)
+    versions = list(
+        Memory.objects.select_for_update().filter(lineage=memory.lineage).order_by("id")
+    )
+    if not versions:
+        raise NotFound("memory not found")
+    uids = {m.uid for m in versions}
+    digests, lines = _scrub_digests(uids)
+    # Other memories may point here (a promotion's promoted_from); they keep their own
+    # text, which a person chose to republish, but lose the link.
+    Memory.objects.filter(promoted_from__in=versions).exclude(lineage=memory.lineage).update(
+        promoted_from=None
+    )
+    DigestLine.objects.filter(memory__in=versions).update(memory=None)
+    with pgtrigger.ignore(DELETE_TRIGGER):
+        # Newest first, so no row is deleted while a later version still supersedes it.
+        for version in sorted(versions, key=lambda m: m.id, reverse=True):
+            Memory.objects.filter(pk=version.pk).delete()
+    result = Forgotten(memory_ids=tuple(sorted(uids)), digests=digests, lines=lines)
+    change.event(
+        "memory.forgotten",
+        scope,
+        {"memories": sorted(uids), "versions": len(uids), "digests": digests, "lines": lines},
+        actor_ref=change.actor_ref,
+    )
+    change.log(
+        204,
+        scope=scope.token,
+        memory_ids=result.memory_ids,
+        count=len(uids),
+        detail={"digests": digests, "lines": lines},
+    )
     return result
 
 

@@ -13,8 +13,6 @@ from memory_core.scopes import BIDI_CONTROLS
 HOST_ID_MAX = 128
 
 
-
-
 # U+2028/U+2029 are not Cc, but they end a line for most readers (and str.splitlines), so
 # an id holding one would break any one-line-per-id listing or log.
 _LINE_SEPARATORS = frozenset("\u2028\u2029")

@@ -5,10 +5,10 @@ import hmac
 import secrets
 from functools import cache
 
-from django.db import transaction
 from django.utils import timezone
 
-from memory_core import audit, hotpath, ledger
+from memory_core import hotpath
+from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid
 from memory_core.models import ApiKey, Scope
 from memory_core.permissions import can_administer
@@ -24,29 +24,26 @@ def hash_secret(secret: str) -> str:
 def create_api_key(name: str, reach: Scope, *, principal) -> tuple[ApiKey, str]:
     """Returns the key and its clear secret, which is never stored and never shown again."""
     name = (name or "").strip()
-    with audit.refusals_logged(principal, "api_key.create", scope=reach.token):
+    with audited(principal, "api_key.create", scope=reach.token) as change:
         if not name or len(name) > 100:
             raise Invalid("a key needs a name of 1-100 characters")
         if not can_administer(principal, reach):
             raise Forbidden(f"you do not administer {reach.token}")
-        with transaction.atomic():
-            while True:
-                body = secrets.token_urlsafe(32)
-                prefix = body[:PREFIX_CHARS]
-                if not ApiKey.objects.filter(prefix=prefix).exists():
-                    break
-            secret = f"{SECRET_PREFIX}{body}"
-            key = ApiKey.objects.create(
-                name=name,
-                prefix=prefix,
-                secret_hash=hash_secret(secret),
-                reach=reach,
-                created_by=principal.name,
-            )
-            ledger.append(
-                "api_key.created", reach, principal, {"api_key": key.uid, "reach": reach.token}
-            )
-    audit.record(principal, "api_key.create", 201, scope=reach.token, detail={"api_key": key.uid})
+        while True:
+            body = secrets.token_urlsafe(32)
+            prefix = body[:PREFIX_CHARS]
+            if not ApiKey.objects.filter(prefix=prefix).exists():
+                break
+        secret = f"{SECRET_PREFIX}{body}"
+        key = ApiKey.objects.create(
+            name=name,
+            prefix=prefix,
+            secret_hash=hash_secret(secret),
+            reach=reach,
+            created_by=principal.name,
+        )
+        change.event("api_key.created", reach, {"api_key": key.uid, "reach": reach.token})
+        change.log(201, detail={"api_key": key.uid})
     return key, secret
 
 
@@ -76,16 +73,13 @@ def _key_by_prefix() -> str:
 
 
 def revoke_api_key(key: ApiKey, *, principal) -> ApiKey:
-    with audit.refusals_logged(principal, "api_key.revoke", scope=key.reach.token):
+    with audited(principal, "api_key.revoke", scope=key.reach.token) as change:
         if not can_administer(principal, key.reach):
             raise Forbidden(f"you do not administer {key.reach.token}")
-        with transaction.atomic():
-            key = ApiKey.objects.select_for_update().get(pk=key.pk)
-            if key.revoked_at is None:
-                key.revoked_at = timezone.now()
-                key.save(update_fields=["revoked_at"])
-                ledger.append("api_key.revoked", key.reach, principal, {"api_key": key.uid})
-    audit.record(
-        principal, "api_key.revoke", 200, scope=key.reach.token, detail={"api_key": key.uid}
-    )
+        key = ApiKey.objects.select_for_update().get(pk=key.pk)
+        if key.revoked_at is None:
+            key.revoked_at = timezone.now()
+            key.save(update_fields=["revoked_at"])
+            change.event("api_key.revoked", key.reach, {"api_key": key.uid})
+        change.log(200, detail={"api_key": key.uid})
     return key

@@ -6,8 +6,8 @@ fields, and every surface reports "origin no longer resolves" instead of failing
 
 from django.db import connection, transaction
 
-from memory_core import audit, ledger
 from memory_core.actors import global_scope
+from memory_core.changes import audited
 from memory_core.errors import Invalid
 from memory_core.inputs import host_id_problem, require, text_problem
 from memory_core.models import Actor, Message, Thread
@@ -19,7 +19,7 @@ MAX_MESSAGE_CHARS = 100_000
 def record_message(
     actor: Actor, thread_ref: str, role: str, text: str, *, principal, run_id: str | None = None
 ) -> Message:
-    with audit.refusals_logged(principal, "message", actor_ref=actor.ref):
+    with audited(principal, "message", actor_ref=actor.ref) as change:
         require(
             host_id_problem(thread_ref or "", "thread_id"),
             host_id_problem(run_id, "run_id"),
@@ -27,17 +27,9 @@ def record_message(
         )
         if role not in Role.values:
             raise Invalid(f"role must be one of {', '.join(Role.values)}")
-        with transaction.atomic():
-            thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
-            message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)
-    audit.record(
-        principal,
-        "message",
-        201,
-        actor_ref=actor.ref,
-        count=1,
-        detail={"chars": len(text), "role": role},
-    )
+        thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
+        message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)
+        change.log(201, count=1, detail={"chars": len(text), "role": role})
     return message
 
 
@@ -88,12 +80,14 @@ def prune_history(max_messages: int, *, principal, batch_size: int = 500, progre
             threads += cursor.rowcount
         if progress is not None:
             progress(len(batch))
-    with transaction.atomic():
-        ledger.append(
+    # The batches commit one by one (no long locks); their summary is one change of its
+    # own. A prune cut short has deleted its finished batches without that summary: the
+    # ledger and the access log then show only what a rerun removes.
+    with audited(principal, "prune_history") as change:
+        change.event(
             "history.pruned",
             global_scope(),
-            principal,
             {"messages": messages, "threads": threads, "count": max_messages},
         )
-    audit.record(principal, "prune_history", 200, count=messages, detail={"threads": threads})
+        change.log(200, count=messages, detail={"threads": threads})
     return messages, threads

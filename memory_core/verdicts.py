@@ -1,10 +1,13 @@
-"""Who may write and who may forget a memory, decided from the actor's chain alone.
+"""Who may write and who may forget a memory, decided from plain data.
 
-Writing. Only scopes in the actor's chain can be written at all. The actor's own scope
-(chain[0]) is always theirs. A wider scope is shared state that everyone under it is then
-answered from, with no document to inspect, so writing there needs a human whose grant
-reaches it (`elevated`); an agent never writes above the actor's own scope, whatever
-elevation it claims. Promotion is therefore a human act done in the console.
+Writing. A principal writing for an actor (an agent, through the API) writes at that
+actor's own scope (chain[0]) and nowhere else: the agent API has no scope parameter, and
+a wider scope is shared state that everyone under it is then answered from, with no
+document to inspect. Writing anywhere else needs a person whose admin grant reaches the
+scope (`elevated`); an agent never writes above the actor's own scope, whatever elevation
+it claims. Promotion is therefore a human act done in the console.
+`permissions.write_verdict` fills in `human` and `elevated` for a principal and a scope:
+every writing service asks it, and nothing else decides who may write where.
 
 Forgetting. An actor may forget its own-scope memories with nobody's permission: the
 API must not be able to ask a question whose answer could be "no" to someone deleting
@@ -23,10 +26,11 @@ from .facts import Verdict
 ALLOW, FORBIDDEN, NOT_FOUND = "allow", "forbidden", "not_found"
 
 
-def write_verdict(scope: str, chain: Sequence[str], *, human: bool, elevated: bool) -> Verdict:
-    if scope not in chain:
-        return Verdict(allowed=False, reason="not_in_chain")
-    if scope == chain[0]:
+def write_verdict(scope: str, own_scope: str | None, *, human: bool, elevated: bool) -> Verdict:
+    """May a principal write at `scope`? `own_scope` is the own scope of the actor it writes
+    for (None when a person writes at a scope directly, as in the console); `elevated`:
+    a grant of the principal's reaches `scope` as an administrator."""
+    if own_scope is not None and scope == own_scope:
         return Verdict(allowed=True, reason="own_scope")
     if not human:
         return Verdict(allowed=False, reason="agent_above_own_scope")

@@ -1,25 +1,24 @@
 """Every way a memory comes into being: remember (agent), publish, correct, promote (people).
 
-Each is one transaction that takes the (scope, key) lock, retires the live row it replaces
-(reason `superseded`), inserts the new version in the same lineage, and appends its ledger
-event; the access-log row follows. Memory text is never edited in place.
+Each is one audited change (changes.audited): it takes the (scope, key) lock, retires the
+live row it replaces (reason `superseded`), inserts the new version in the same lineage, and
+leaves its ledger event and its access-log row in the same transaction. Memory text is never
+edited in place.
 """
 
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
-from memory_core import audit, ledger
 from memory_core.actors import ancestors, chain_of
+from memory_core.changes import Change, audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.inputs import host_id_problem, require
 from memory_core.locks import advisory_xact_lock
-from memory_core.models import Actor, Author, Digest, Memory, RetiredReason, Scope
-from memory_core.permissions import can_administer
+from memory_core.models import Actor, Author, Memory, RetiredReason, Scope
+from memory_core.permissions import may_write, write_verdict
 from memory_core.scopes import fact_problem, key_problem
-from memory_core.verdicts import write_verdict
 
 MAX_TAGS = 16
 
@@ -94,81 +93,66 @@ def remember(
     tool_call_id: str | None = None,
     thread_id: str | None = None,
 ) -> Written:
-    """The agent's write: always at the actor's own scope, authored `agent`."""
-    with audit.refusals_logged(principal, "remember", actor_ref=actor.ref):
+    """The agent's write: always at the actor's own scope, authored `agent`.
+
+    A remember inside a run is held to the chain that run recorded (DESIGN, "Determinism"),
+    so that membership edits mid-run cannot widen what it may write. Every chain of the
+    actor, recorded or current, starts with the actor's own scope, and that is the only
+    scope an agent writes at (the API has no scope parameter): the rule is decided from the
+    actor alone, without reading the run's recorded chain.
+    """
+    with audited(principal, "remember", actor_ref=actor.ref) as change:
         check_key_and_fact(key, fact)
         require(
             host_id_problem(run_id, "run_id"),
             host_id_problem(tool_call_id, "tool_call_id"),
             host_id_problem(thread_id, "thread_id"),
         )
-        with transaction.atomic():
-            scope = actor.scope
-            # A run is checked against the chain it recorded, so membership edits made
-            # mid-run cannot widen (or narrow) what that run may write.
-            recorded = None
-            if run_id:
-                recorded = (
-                    Digest.objects.filter(actor=actor, run_id=run_id)
-                    .values_list("chain", flat=True)
-                    .first()
-                )
-            chain = tuple(recorded) if recorded else chain_of(actor)
-            verdict = write_verdict(scope.token, chain, human=False, elevated=False)
-            if not verdict.allowed:
-                raise Forbidden(
-                    "an agent writes only at its actor's own scope", reason=verdict.reason
-                )
-            live = lock_slot(scope, key)
-            if run_id and tool_call_id:
-                stored = (
-                    Memory.objects.select_related("scope", "origin_actor", "supersedes")
-                    .filter(origin_actor=actor, origin_run=run_id, origin_tool_call=tool_call_id)
-                    .first()
-                )
-                if stored is not None:
-                    written = Written(stored, created=False)
-                    return _after(written, principal, actor, "remember")
-            memory = _supersede(
-                live,
-                principal,
-                scope=scope,
-                key=key,
-                text=fact,
-                author=Author.AGENT,
-                origin_actor=actor,
-                origin_thread=thread_id or None,
-                origin_run=run_id or None,
-                origin_tool_call=tool_call_id or None,
-                pinned=live.pinned if live is not None else False,
-                tags=list(live.tags) if live is not None else [],
+        scope = actor.scope
+        verdict = write_verdict(principal, scope, actor=actor)
+        if not verdict.allowed:
+            raise Forbidden("an agent writes only at its actor's own scope", reason=verdict.reason)
+        live = lock_slot(scope, key)
+        if run_id and tool_call_id:
+            stored = (
+                Memory.objects.select_related("scope", "origin_actor", "supersedes")
+                .filter(origin_actor=actor, origin_run=run_id, origin_tool_call=tool_call_id)
+                .first()
             )
-            ledger.append(
-                "memory.remembered",
-                scope,
-                principal,
-                {
-                    "memory": memory.uid,
-                    "supersedes": live.uid if live else None,
-                    "chars": len(fact),
-                },
-                actor_ref=actor.ref,
-            )
-            # Committed with the write: a worker killed after the COMMIT cannot leave a
-            # memory the access log never saw.
-            return _after(Written(memory, created=True), principal, actor, "remember")
+            if stored is not None:
+                return _logged(change, Written(stored, created=False))
+        memory = _supersede(
+            live,
+            principal,
+            scope=scope,
+            key=key,
+            text=fact,
+            author=Author.AGENT,
+            origin_actor=actor,
+            origin_thread=thread_id or None,
+            origin_run=run_id or None,
+            origin_tool_call=tool_call_id or None,
+            pinned=live.pinned if live is not None else False,
+            tags=list(live.tags) if live is not None else [],
+        )
+        change.event(
+            "memory.remembered",
+            scope,
+            {"memory": memory.uid, "supersedes": live.uid if live else None, "chars": len(fact)},
+            actor_ref=actor.ref,
+        )
+        return _logged(change, Written(memory, created=True))
 
 
-def _after(written: Written, principal, actor, action: str) -> Written:
-    audit.record(
-        principal,
-        action,
+def _logged(change: Change, written: Written) -> Written:
+    """The access-log row of a write: 201 for a new version, 200 for a stored repeat."""
+    memory = written.memory
+    change.log(
         201 if written.created else 200,
-        actor_ref=actor.ref if actor else None,
-        scope=written.memory.scope.token,
-        memory_ids=[written.memory.uid],
+        scope=memory.scope.token,
+        memory_ids=[memory.uid],
         count=1,
-        detail={"chars": len(written.memory.text), "created": written.created},
+        detail={"chars": len(memory.text), "created": written.created},
     )
     return written
 
@@ -184,72 +168,62 @@ def publish(
     expires_at=None,
 ) -> Memory:
     """A person's statement at a scope they administer; supersedes the live row there."""
-    with audit.refusals_logged(principal, "publish", scope=scope.token):
+    with audited(principal, "publish", scope=scope.token) as change:
         if not principal.is_human:
             raise Forbidden("only a person publishes; agents remember at their own scope")
-        if not can_administer(principal, scope):
+        if not may_write(principal, scope):
             raise Forbidden(f"you do not administer {scope.token}")
         check_key_and_fact(key, text)
         tags = check_tags(tags)
-        with transaction.atomic():
-            live = lock_slot(scope, key)
-            memory = _supersede(
-                live,
-                principal,
-                scope=scope,
-                key=key,
-                text=text,
-                author=Author.HUMAN,
-                origin_user=principal.username,
-                pinned=pinned,
-                tags=tags,
-                expires_at=expires_at,
-            )
-            ledger.append(
-                "memory.published",
-                scope,
-                principal,
-                {
-                    "memory": memory.uid,
-                    "supersedes": live.uid if live else None,
-                    "chars": len(text),
-                },
-            )
-            _after(Written(memory, True), principal, None, "publish")
-    return memory
+        live = lock_slot(scope, key)
+        memory = _supersede(
+            live,
+            principal,
+            scope=scope,
+            key=key,
+            text=text,
+            author=Author.HUMAN,
+            origin_user=principal.username,
+            pinned=pinned,
+            tags=tags,
+            expires_at=expires_at,
+        )
+        change.event(
+            "memory.published",
+            scope,
+            {"memory": memory.uid, "supersedes": live.uid if live else None, "chars": len(text)},
+        )
+        return _logged(change, Written(memory, created=True)).memory
 
 
 def correct(memory: Memory, text: str, *, principal) -> Memory:
     """A person replaces a live memory's text: a new human version superseding it."""
     scope = memory.scope
-    with audit.refusals_logged(principal, "correct", scope=scope.token):
-        if not principal.is_human or not can_administer(principal, scope):
+    with audited(principal, "correct", scope=scope.token) as change:
+        if not may_write(principal, scope):
             raise Forbidden(f"you do not administer {scope.token}")
         check_key_and_fact(memory.key, text)
-        with transaction.atomic():
-            live = lock_slot(scope, memory.key)
-            if live is None or live.pk != memory.pk:
-                raise NotFound("that version is no longer live; reload to see the current one")
-            new = _supersede(
-                live,
-                principal,
-                scope=scope,
-                key=live.key,
-                text=text,
-                author=Author.HUMAN,
-                origin_user=principal.username,
-                pinned=live.pinned,
-                tags=list(live.tags),
-                expires_at=live.expires_at,
-            )
-            ledger.append(
-                "memory.corrected",
-                scope,
-                principal,
-                {"memory": new.uid, "supersedes": live.uid, "chars": len(text)},
-            )
-            _after(Written(new, True), principal, None, "correct")
-    return new
+        live = lock_slot(scope, memory.key)
+        if live is None or live.pk != memory.pk:
+            raise NotFound("that version is no longer live; reload to see the current one")
+        new = _supersede(
+            live,
+            principal,
+            scope=scope,
+            key=live.key,
+            text=text,
+            author=Author.HUMAN,
+            origin_user=principal.username,
+            pinned=live.pinned,
+            tags=list(live.tags),
+            expires_at=live.expires_at,
+        )
+        change.event(
+            "memory.corrected",
+            scope,
+            {"memory": new.uid, "supersedes": live.uid, "chars": len(text)},
+        )
+        return _logged(change, Written(new, created=True)).memory
 
 
 def promotion_targets(memory: Memory) -> list[Scope]:
@@ -277,53 +251,50 @@ def promote(
     retire_original: bool = False,
 ) -> Memory:
     """Republish a memory at a wider scope: the only way a fact moves wider, and a human act."""
-    with audit.refusals_logged(principal, "promote", scope=target.token):
+    with audited(principal, "promote", scope=target.token) as change:
         if not principal.is_human:
             raise Forbidden("promotion is a human act")
         if memory.retired_at is not None:
             raise NotFound("only a live memory can be republished")
         if target.pk not in {s.pk for s in promotion_targets(memory)}:
             raise Invalid(f"{target.token} is not a wider scope of {memory.scope.token}")
-        if not can_administer(principal, target):
+        if not may_write(principal, target):
             raise Forbidden(f"you do not administer {target.token}")
-        if retire_original and not can_administer(principal, memory.scope):
+        if retire_original and not may_write(principal, memory.scope):
             raise Forbidden(f"you do not administer {memory.scope.token}")
         text = memory.text if text is None else text
         check_key_and_fact(memory.key, text)
-        with transaction.atomic():
-            # The source slot first (narrower before wider, the one order every writer of
-            # two slots uses), and the memory re-read under it: since the caller loaded it,
-            # it may have been corrected, superseded, promoted away or forgotten.
-            original = lock_slot(memory.scope, memory.key)
-            if original is None or original.pk != memory.pk:
-                raise NotFound("only a live memory can be republished")
-            live = lock_slot(target, memory.key)
-            new = _supersede(
-                live,
-                principal,
-                scope=target,
-                key=memory.key,
-                text=text,
-                author=Author.HUMAN,
-                origin_user=principal.username,
-                pinned=memory.pinned or (live.pinned if live else False),
-                tags=list(memory.tags),
-                promoted_from=memory,
-            )
-            if retire_original:
-                retire(original, RetiredReason.PROMOTED, principal)
-            ledger.append(
-                "memory.promoted",
-                target,
-                principal,
-                {
-                    "memory": new.uid,
-                    "promoted_from": memory.uid,
-                    "supersedes": live.uid if live else None,
-                    "from_scope": memory.scope.token,
-                    "retired_original": bool(retire_original),
-                    "chars": len(text),
-                },
-            )
-            _after(Written(new, True), principal, None, "promote")
-    return new
+        # The source slot first (narrower before wider, the one order every writer of two
+        # slots uses), and the memory re-read under it: since the caller loaded it, it may
+        # have been corrected, superseded, promoted away or forgotten.
+        original = lock_slot(memory.scope, memory.key)
+        if original is None or original.pk != memory.pk:
+            raise NotFound("only a live memory can be republished")
+        live = lock_slot(target, memory.key)
+        new = _supersede(
+            live,
+            principal,
+            scope=target,
+            key=memory.key,
+            text=text,
+            author=Author.HUMAN,
+            origin_user=principal.username,
+            pinned=memory.pinned or (live.pinned if live else False),
+            tags=list(memory.tags),
+            promoted_from=memory,
+        )
+        if retire_original:
+            retire(original, RetiredReason.PROMOTED, principal)
+        change.event(
+            "memory.promoted",
+            target,
+            {
+                "memory": new.uid,
+                "promoted_from": memory.uid,
+                "supersedes": live.uid if live else None,
+                "from_scope": memory.scope.token,
+                "retired_original": bool(retire_original),
+                "chars": len(text),
+            },
+        )
+        return _logged(change, Written(new, created=True)).memory

@@ -4,6 +4,9 @@ Console views never call a bare `get_object_or_404`: they go through these helpe
 encode who may see what, so a missing check is a missing helper call, visible in review.
 Something outside a user's grants is a 404, never a 403: a 403 would confirm it exists.
 
+Which scopes a user reads is memory_core.permissions' rule: `role_for` for one scope and
+`readable_scope_roles` for all of them at once (imported here, where the views look for it).
+
 What a user may *do* is decided by the memory_core services (each raises Forbidden and
 writes the refusal to the access log); `console_view` turns those DomainErrors into pages.
 """
@@ -12,7 +15,6 @@ from dataclasses import dataclass
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
-from django.db import connection
 from django.db.models import Q
 from django.shortcuts import render
 
@@ -32,7 +34,7 @@ from memory_core.models import (
     Thread,
 )
 from memory_core.models.access import Role
-from memory_core.permissions import role_for
+from memory_core.permissions import readable_scope_roles, role_for
 from memory_core.principals import Principal
 
 
@@ -104,46 +106,6 @@ def grant_for_superuser(user, username: str, token: str) -> ScopeGrant:
     if grant is None:
         raise NotFound("grant not found")
     return grant
-
-
-# The scopes a user's grants reach, with the role each grant carries. It mirrors
-# permissions.role_for for every scope at once: a grant on S reaches S and every scope
-# below it in the tree, plus the own scope of every actor with a membership at S (an
-# actor's chain may name a scope outside the branch its own scope hangs in). UNION
-# (not UNION ALL) keeps the recursion finite even if the tree ever held a cycle.
-_READABLE_SQL = """
-WITH RECURSIVE reach(id, role) AS (
-    SELECT g.scope_id, g.role FROM memory_core_scopegrant g WHERE g.user_id = %(user)s
-    UNION
-    SELECT s.id, r.role FROM memory_core_scope s JOIN reach r ON s.parent_id = r.id
-)
-SELECT id, role FROM reach
-UNION
-SELECT a.scope_id, g.role
-FROM memory_core_scopegrant g
-JOIN memory_core_membership m ON m.scope_id = g.scope_id
-JOIN memory_core_actor a ON a.id = m.actor_id
-WHERE g.user_id = %(user)s
-"""
-
-
-def readable_scope_roles(user) -> dict[int, str] | None:
-    """{scope id: strongest role} for every scope the user reads; None means "all" (superuser).
-
-    One query, however many grants and scopes: the scope tree page must not ask role_for
-    once per scope.
-    """
-    if user is None or not user.is_authenticated or not user.is_active:
-        return {}
-    if user.is_superuser:
-        return None
-    roles: dict[int, str] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(_READABLE_SQL, {"user": user.pk})
-        for scope_id, role in cursor.fetchall():
-            if roles.get(scope_id) != Role.ADMIN:
-                roles[scope_id] = role
-    return roles
 
 
 def reached_actor_tokens(roles: dict[int, str] | None) -> list[str] | None:

@@ -1,0 +1,101 @@
+"""The one shape of a state change (STYLE, "One shape for a change").
+
+Every service that changes state is written as
+
+    with audited(principal, "pin", scope=memory.scope.token) as change:
+        check(...)                  # a refusal (DomainError) is logged, nothing is changed
+        live = lock(...)            # one transaction: its locks,
+        live.save(...)              # the write,
+        change.event("memory.pinned", live.scope, {"memory": live.uid, "pinned": True})
+        change.log(200, memory_ids=[live.uid], count=1)
+
+and `audited` does the rest, in this order: a DomainError raised in the body rolls the
+transaction back and is then written to the access log as a refused attempt (outside the
+transaction, so the refusal row survives the rollback); a body that ends normally (a
+`return` included) has its ledger events appended and then its access-log row written,
+inside the transaction, so they commit with the change or not at all. A worker killed at
+any point leaves the whole change on record (state, ledger event, access-log row) or
+none of it (tests/reliability/test_worker_kill.py).
+
+The ledger events wait until the body is done, so a stream's append lock is held only for
+the last statements before COMMIT. A body that ends without saying what its access-log
+row records (`log`), or that it found nothing to change (`unchanged`), fails and is
+rolled back: no change goes unlogged by oversight.
+
+Two paths fit the shape without using it, because they write everything in one statement:
+the turn (hotpath.STORE_TURN writes the digest, its lines and its access-log row at once)
+and a read, which changes nothing but its own access-log row.
+"""
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from memory_core import audit, ledger
+
+_AS_GIVEN = object()  # log(): keep the actor_ref / scope given to audited()
+
+
+@dataclass
+class Change:
+    """What one change leaves on record: its ledger events and its access-log row."""
+
+    principal: object
+    action: str
+    actor_ref: str | None = None
+    scope: str | None = None
+    events: list[tuple] = field(default_factory=list)
+    row: dict | None = None
+    found_made: bool = False  # unchanged(): nothing to record
+
+    def event(self, kind: str, scope, payload: dict, actor_ref: str | None = None) -> None:
+        """A ledger event for the stream of `scope` (a Scope), appended when the body ends."""
+        self.events.append((kind, scope, payload, actor_ref))
+
+    def log(
+        self,
+        outcome: int,
+        *,
+        actor_ref=_AS_GIVEN,
+        scope=_AS_GIVEN,
+        memory_ids=(),
+        count: int = 0,
+        detail: dict | None = None,
+    ) -> None:
+        """The access-log row of the change (actor and scope default to audited()'s)."""
+        self.row = {
+            "outcome": outcome,
+            "actor_ref": self.actor_ref if actor_ref is _AS_GIVEN else actor_ref,
+            "scope": self.scope if scope is _AS_GIVEN else scope,
+            "memory_ids": memory_ids,
+            "count": count,
+            "detail": detail,
+        }
+
+    def unchanged(self) -> None:
+        """The body found its change already made (by a concurrent request, which logged
+        it): nothing to record. Any event or row asked for so far is dropped."""
+        self.events.clear()
+        self.row = None
+        self.found_made = True
+
+    def _seal(self) -> None:
+        if self.found_made:
+            return
+        if self.row is None:
+            raise RuntimeError(f"the change {self.action!r} did not say what it logs")
+        for kind, scope, payload, actor_ref in self.events:
+            ledger.append(kind, scope, self.principal, payload, actor_ref=actor_ref)
+        row = dict(self.row)
+        audit.record(self.principal, self.action, row.pop("outcome"), **row)
+
+
+@contextmanager
+def audited(principal, action: str, *, actor_ref: str | None = None, scope: str | None = None):
+    """Refusal logged, one transaction, the body, its ledger events, its access-log row."""
+    change = Change(principal, action, actor_ref, scope)
+    with audit.refusals_logged(principal, action, actor_ref=actor_ref, scope=scope):
+        with transaction.atomic():
+            yield change
+            change._seal()
