@@ -121,7 +121,7 @@ DATABASES = {
             **_extra,
             # Django turns psycopg's prepared statements off (None). Its own queries run on
             # client-side-binding cursors, which never prepare, so this enables them only
-            # for the per-turn statements of memory_core/hotpath.py, which ask for it.
+            # for the statements run through memory_core/prepared.py, which ask for it.
             "prepare_threshold": 5,
             # Those statements look rows up by keys and id lists; a plan made for one chain
             # suits every chain, and re-planning each call cost more than executing it.

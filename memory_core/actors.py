@@ -8,7 +8,7 @@ from functools import cache
 
 from django.db import transaction
 
-from memory_core import audit, hotpath, ledger
+from memory_core import audit, ledger, prepared
 from memory_core.chain import resolve_chain
 from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid, NotFound
@@ -162,12 +162,12 @@ def _create_actor(ref: str, display_name: str, memberships: list[Scope]) -> Acto
 def _actor_with_chain(ref: str) -> Actor | None:
     """The actor, its scope and its membership tokens (for chain_of) in one prepared
     statement: every API call looks its actor up."""
-    row = hotpath.fetch_one(_actor_sql(), [ref])
+    row = prepared.fetch_one(_actor_sql(), [ref])
     if row is None:
         return None
-    width = hotpath.width(Actor)
-    actor = hotpath.instance(Actor, row[:width])
-    actor.scope = hotpath.instance(Scope, row[width:-1])
+    width = prepared.width(Actor)
+    actor = prepared.instance(Actor, row[:width])
+    actor.scope = prepared.instance(Scope, row[width:-1])
     actor.membership_tokens = row[-1]
     return actor
 
@@ -175,7 +175,7 @@ def _actor_with_chain(ref: str) -> Actor | None:
 @cache
 def _actor_sql() -> str:
     return f"""
-        SELECT {hotpath.columns(Actor, "a")}, {hotpath.columns(Scope, "s")},
+        SELECT {prepared.columns(Actor, "a")}, {prepared.columns(Scope, "s")},
                ARRAY(
                    SELECT ms.token FROM memory_core_membership mb
                    JOIN memory_core_scope ms ON ms.id = mb.scope_id

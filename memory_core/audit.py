@@ -5,8 +5,16 @@ from contextlib import contextmanager
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memory_core import hotpath
+from memory_core import prepared
 from memory_core.errors import DomainError
+
+# Every API call writes one row; a prepared statement, as the turn's own reads.
+INSERT_ACCESS = """
+    INSERT INTO memory_core_accesslog
+        (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
+         count, detail)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %b::varchar[], %s, %s)
+"""
 
 
 def record(
@@ -21,8 +29,8 @@ def record(
     detail: dict | None = None,
 ) -> None:
     # A prepared INSERT rather than AccessLog.objects.create: every API call writes one.
-    hotpath.execute(
-        hotpath.INSERT_ACCESS,
+    prepared.execute(
+        INSERT_ACCESS,
         [
             timezone.now(),
             principal.channel,

@@ -23,7 +23,7 @@ row records (`log`), or that it found nothing to change (`unchanged`), fails and
 rolled back: no change goes unlogged by oversight.
 
 Two paths fit the shape without using it, because they write everything in one statement:
-the turn (hotpath.STORE_TURN writes the digest, its lines and its access-log row at once)
+the turn (turns.STORE_TURN writes the digest, its lines and its access-log row at once)
 and a read, which changes nothing but its own access-log row.
 """
 

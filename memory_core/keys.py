@@ -7,7 +7,7 @@ from functools import cache
 
 from django.utils import timezone
 
-from memory_core import hotpath
+from memory_core import prepared
 from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid
 from memory_core.models import ApiKey, Scope
@@ -52,13 +52,13 @@ def authenticate(secret: str | None) -> ApiKey | None:
     if not secret or not secret.startswith(SECRET_PREFIX):
         return None
     body = secret[len(SECRET_PREFIX) :]
-    row = hotpath.fetch_one(_key_by_prefix(), [body[:PREFIX_CHARS]])
+    row = prepared.fetch_one(_key_by_prefix(), [body[:PREFIX_CHARS]])
     if row is None:
         return None
-    key = hotpath.instance(ApiKey, row[: hotpath.width(ApiKey)])
+    key = prepared.instance(ApiKey, row[: prepared.width(ApiKey)])
     if not hmac.compare_digest(key.secret_hash, hash_secret(secret)):
         return None
-    key.reach = hotpath.instance(Scope, row[hotpath.width(ApiKey) :])
+    key.reach = prepared.instance(Scope, row[prepared.width(ApiKey) :])
     return key
 
 
@@ -66,7 +66,7 @@ def authenticate(secret: str | None) -> ApiKey | None:
 def _key_by_prefix() -> str:
     # Every API call starts here: a prepared statement rather than an ORM query.
     return f"""
-        SELECT {hotpath.columns(ApiKey, "k")}, {hotpath.columns(Scope, "s")}
+        SELECT {prepared.columns(ApiKey, "k")}, {prepared.columns(Scope, "s")}
         FROM memory_core_apikey k JOIN memory_core_scope s ON s.id = k.reach_id
         WHERE k.prefix = %s AND k.revoked_at IS NULL
     """

@@ -15,12 +15,12 @@ import json
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memory_core import hotpath
+from memory_core import prepared
 from memory_core.locks import advisory_xact_lock
 from memory_core.models import LedgerEvent
 
@@ -130,7 +130,7 @@ def append(kind: str, scope, principal, payload: dict, actor_ref: str | None = N
     created_at = timezone.now()
     with transaction.atomic(savepoint=False):
         advisory_xact_lock("ledger", stream)
-        pk, seq, prev_hash, sealed = hotpath.fetch_one(
+        pk, seq, prev_hash, sealed = prepared.fetch_one(
             _APPEND,
             [
                 stream,
@@ -200,7 +200,7 @@ def verify(progress=None, streams=None) -> Verification:
         sizes = sizes.filter(stream__in=list(streams))
     count = 0
     for stream, size in sizes:
-        for pk, seq, position, expected_seq, linked, sealed in hotpath.fetch_all(
+        for pk, seq, position, expected_seq, linked, sealed in prepared.fetch_all(
             _SUSPECTS, [GENESIS, stream]
         ):
             problem = ""
@@ -220,6 +220,4 @@ def verify(progress=None, streams=None) -> Verification:
 
 
 def total_events() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM memory_core_ledgerevent")
-        return cursor.fetchone()[0]
+    return LedgerEvent.objects.count()

@@ -8,9 +8,9 @@ websearch_to_tsquery, ts_rank_cd), then `trigram` (pg_trgm word similarity, whic
 catches a typo of one word inside a longer fact) when fts finds nothing, then `like`.
 """
 
-from memory_core import audit, hotpath
+from memory_core import audit, prepared
 from memory_core.actors import chain_of
-from memory_core.applied import chain_entries, entry_shapes
+from memory_core.applied import LIVE_IN_CHAIN, RECORD_COLUMNS, chain_entries, entry_shapes
 from memory_core.errors import Invalid
 from memory_core.facts import Record
 from memory_core.inputs import require, text_problem
@@ -29,7 +29,7 @@ WORD_SIMILARITY_THRESHOLD = 0.4
 # session setting, which cost a transaction and a round trip of their own.
 _TIERS = f"""
     WITH chain_rows AS MATERIALIZED (
-        SELECT {hotpath.RECORD_COLUMNS}, m.search {hotpath.LIVE_IN_CHAIN}
+        SELECT {RECORD_COLUMNS}, m.search {LIVE_IN_CHAIN}
     ), fts AS (
         SELECT key, max(ts_rank_cd(search, query)) AS score
         FROM chain_rows, websearch_to_tsquery('{TS_CONFIG}', %(q)s) AS query
@@ -90,7 +90,7 @@ def _params(chain, query: str, limit: int) -> dict:
 def ranked_chain(chain, query: str, limit: int) -> tuple[list[Record], list[str], str]:
     """The chain's live rows, and the best `limit` keys among them with their tier."""
     records, places, tier = [], {}, "like"
-    for *fields, place, found_in in hotpath.fetch_all(RANKED_CHAIN, _params(chain, query, limit)):
+    for *fields, place, found_in in prepared.fetch_all(RANKED_CHAIN, _params(chain, query, limit)):
         records.append(Record(*fields))
         if place is not None:
             places[fields[2]], tier = place, found_in

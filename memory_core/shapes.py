@@ -57,7 +57,7 @@ def origin(memory: Memory, resolving: set[tuple[int, str]]) -> dict:
 
 class ShapeRow(NamedTuple):
     """What the API shows of one memory, as plain values: read straight from SQL on the
-    per-turn path (hotpath.SHAPE_ROWS), or taken from a Memory elsewhere (shape_row)."""
+    per-turn path (applied.SHAPE_ROWS), or taken from a Memory elsewhere (shape_row)."""
 
     pk: int
     uid: str

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memory_core import audit, hotpath
+from memory_core import audit, prepared
 from memory_core.actors import chain_of
 from memory_core.applied import chain_entries, entry_shapes, shape_rows, shown_ids
 from memory_core.block import render
@@ -21,6 +21,47 @@ from memory_core.inputs import host_id_problem, require
 from memory_core.models import Actor, Digest
 from memory_core.search import check_query, ranked_chain
 from memory_core.selection import select
+
+# A turn's whole write, as one statement (so one transaction, with no BEGIN or COMMIT
+# round trips of its own):
+# - `held` locks the memories the turn shows, FOR KEY SHARE, which conflicts only with
+#   forget's FOR UPDATE: a forget that comes later waits for this statement to commit and
+#   then scrubs the digest; one that committed first deleted a row, `held` comes up short,
+#   nothing is written, and the caller composes the turn again;
+# - the digest, unless this (actor, run_id) already has one (a repeat, or a concurrent
+#   first request that committed first): then nothing is written and the caller returns
+#   the stored one;
+# - its lines, and its access-log row, only with a new digest.
+# Lists go as binary parameters (%b): psycopg's text form of an array checks every element
+# for characters to quote.
+STORE_TURN = """
+    WITH held AS (
+        SELECT m.id FROM memory_core_memory m WHERE m.uid = ANY(%(shown)b) FOR KEY SHARE
+    ), digest AS (
+        INSERT INTO memory_core_digest
+            (uid, actor_id, run_id, thread_ref, query, chain, block, entries, stats,
+             pinned_omitted, created_at)
+        SELECT %(uid)s, %(actor_id)s, %(run_id)s, %(thread_ref)s, %(query)s,
+               %(chain)b::varchar[], %(block)s, %(entries)s, %(stats)s, %(pinned_omitted)s,
+               %(now)s
+        WHERE (SELECT count(*) FROM held) = cardinality(%(shown)b::text[])
+        ON CONFLICT ON CONSTRAINT digest_one_per_actor_run DO NOTHING
+        RETURNING id
+    ), line AS (
+        INSERT INTO memory_core_digestline (digest_id, n, text, memory_id, memory_uid)
+        SELECT digest.id, l.n, l.text, l.memory_id, l.memory_uid
+        FROM digest, unnest(%(n)b::int[], %(text)b::text[], %(memory_id)b::bigint[],
+                            %(memory_uid)b::text[]) AS l(n, text, memory_id, memory_uid)
+    ), access AS (
+        INSERT INTO memory_core_accesslog
+            (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
+             count, detail)
+        SELECT %(now)s, %(channel)s, %(principal)s, %(actor_ref)s, 'turn', 200, NULL,
+               %(memory_ids)b::varchar[], %(count)s, %(detail)s
+        FROM digest
+    )
+    SELECT (SELECT count(*) FROM held), (SELECT id FROM digest)
+"""
 
 
 @dataclass
@@ -119,12 +160,12 @@ def _from_digest(digest: Digest) -> Turn:
 
 def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
     """Store the digest, its lines and its access-log row in one statement (see
-    hotpath.STORE_TURN); False when this (actor, run_id) already has a digest, in which
+    STORE_TURN); False when this (actor, run_id) already has a digest, in which
     case nothing was written. MemoryVanished when a shown memory was forgotten meanwhile."""
     lines = turn.lines
     now = timezone.now()
-    held, digest = hotpath.fetch_one(
-        hotpath.STORE_TURN,
+    held, digest = prepared.fetch_one(
+        STORE_TURN,
         {
             "shown": sorted(turn.pk_by_uid),
             "uid": digest_id(),
@@ -178,7 +219,7 @@ def resolve_turn(
 
     The first request's digest, its lines and its access-log row are one statement, so
     they commit together (and a forget of a memory they show either waits for them or is
-    seen, see hotpath.STORE_TURN). There is no look-up first: a repeat composes, finds
+    seen, see STORE_TURN). There is no look-up first: a repeat composes, finds
     the digest already stored (the insert does nothing) and returns the stored one, which
     also settles two concurrent first requests (the second waits on the unique index,
     then returns the first's).

@@ -1,14 +1,17 @@
-"""The per-turn statements of memory_core/hotpath.py against the ORM queries they replace,
-and the connection settings that make them prepared, generically planned statements."""
+"""The prepared statements (memory_core/prepared.py runs them; each lives beside the module
+it serves) against the ORM queries they replace, the connection settings that make them
+prepared, generically planned statements, and the executor's refusal of a model whose
+fields need a database converter."""
 
 import datetime
 
+import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory_core import actors, applied, curation, keys, writes
+from memory_core import actors, applied, curation, keys, prepared, writes
 from memory_core.facts import Record
-from memory_core.models import Actor, Memory
+from memory_core.models import Actor, ApiKey, LedgerEvent, Memory, Scope
 from memory_core.shapes import resolving_threads, shape, shape_row
 from memory_core.transcripts import record_message
 
@@ -122,3 +125,12 @@ def test_prepared_statements_still_show_in_the_query_log(org):
         for _ in range(2):
             applied.chain_records(chain)
     assert [q["sql"].split()[:3] for q in queries] == [["SELECT", "m.uid,", "s.token,"]] * 2
+
+
+def test_instance_loads_only_models_whose_fields_need_no_converter():
+    """prepared.instance skips the ORM's from_db_value step; a model that needs it (a
+    JSONField's parser, here LedgerEvent.payload) is refused, not loaded half-converted."""
+    for model in (Actor, Scope, ApiKey):
+        prepared._require_plain_fields(model)  # the three the API loads this way
+    with pytest.raises(TypeError, match="payload"):
+        prepared.instance(LedgerEvent, [None] * prepared.width(LedgerEvent))

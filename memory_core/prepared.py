@@ -1,0 +1,105 @@
+"""Prepared statements with binary results: a small executor for the statements that run on
+every API call (the key, the actor and its chain, a turn's reads and its write, search,
+the access-log row, a ledger append).
+
+Each statement lives beside the module it serves (applied.py, turns.py, search.py,
+actors.py, keys.py, audit.py, ledger.py); this module only runs them. They skip what the
+ORM costs per call: compiling the query (a third of a millisecond each), client-side
+parameter binding, and the text-format timestamp parser Django installs (a regular
+expression per value, which for a chain of ~500 rows cost more than the query). They still
+go through Django's connection, its transaction and its cursor wrapper, so `atomic()`,
+error translation (IntegrityError, OperationalError → 503) and query capture in tests
+behave as for any other query. tests/test_prepared.py holds each read to the ORM query it
+replaces.
+"""
+
+from contextlib import contextmanager
+from functools import cache
+
+from django.db import connection
+from django.db.backends.postgresql.base import ServerBindingCursor
+
+
+class _PreparedBinaryCursor(ServerBindingCursor):
+    """Server-side binding; each statement prepared on first use (per connection), rows
+    returned in binary (timestamps decoded in C). Django turns psycopg's prepared
+    statements off; settings.py turns them back on (only cursors like this one ever
+    prepare) and has PostgreSQL plan them once, generically."""
+
+    def execute(self, query, params=None, **kwargs):
+        return super().execute(query, params, prepare=True, binary=True)
+
+    def _send_query_prepared(self, name, pgq, *, binary=None):
+        super()._send_query_prepared(name, pgq, binary=binary)
+        # psycopg records the query it sent only for unprepared statements, and Django's
+        # query log (DEBUG, captured queries in tests) reads it from there.
+        self._query = pgq
+
+
+@contextmanager
+def cursor():
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    raw = _PreparedBinaryCursor(connection.connection)
+    wrapped = (
+        connection.make_debug_cursor(raw)
+        if connection.queries_logged
+        else connection.make_cursor(raw)
+    )
+    try:
+        yield wrapped
+    finally:
+        raw.close()
+
+
+def columns(model, alias: str) -> str:
+    """Every concrete column of `model`, in field order, qualified by `alias`."""
+    return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
+
+
+def width(model) -> int:
+    return len(model._meta.concrete_fields)
+
+
+def instance(model, values):
+    """A model instance from a row of columns(model, …), as the ORM would load it.
+
+    Only for models whose fields need no conversion from the database value: the ORM runs
+    a field's from_db_value (a JSONField's parser, say) when it loads a row, and this does
+    not, so such a model is refused rather than loaded half-converted."""
+    _require_plain_fields(model)
+    return model.from_db(connection.alias, None, values)
+
+
+@cache
+def _require_plain_fields(model) -> None:
+    converted = [
+        f.name
+        for f in model._meta.concrete_fields
+        if hasattr(f, "from_db_value")
+        or f.get_db_converters(connection) != []
+        or connection.ops.get_db_converters(f.cached_col) != []
+    ]
+    if converted:
+        raise TypeError(
+            f"{model.__name__} cannot be loaded from a prepared row: "
+            f"{', '.join(converted)} need(s) a database converter"
+        )
+
+
+def fetch_all(sql: str, params) -> list[tuple]:
+    with cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchall()
+
+
+def fetch_one(sql: str, params) -> tuple | None:
+    with cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchone()
+
+
+def execute(sql: str, params) -> None:
+    with cursor() as cur:
+        cur.execute(sql, params)
