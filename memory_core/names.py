@@ -11,8 +11,8 @@ with another tenant is refused by its spelling alone, before anything is looked 
 answer cannot depend on whether that name exists. A global reach names things qualified:
 a bare `u1` is an actor outside every tenant.
 
-Pure functions over strings: the API, the console, the commands and the database trigger
-(migration 0008) all hold to these.
+Pure functions over strings: the API, the console and the commands hold to these, and so
+do the database's triggers (migration 0007, memory_core_tenant_of()).
 """
 
 from __future__ import annotations
