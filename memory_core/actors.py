@@ -234,6 +234,14 @@ def _register(ref: str, reach: Scope, principal) -> Actor:
         return actor
 
 
+def read_actor(ref: str, api_key, principal) -> Actor:
+    """GET /actors/{ref}: the actor as the key may see it, with the read access-logged
+    (an unknown or unreachable one is actor_for_key's 404)."""
+    actor = actor_for_key(ref, api_key, principal)
+    audit.record(principal, "actor.get", 200, actor_ref=actor.ref, scope=actor.scope.token)
+    return actor
+
+
 def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, principal) -> Actor:
     """Create or update an actor's memberships (PUT /actors/{ref}).
 

@@ -5,7 +5,7 @@ from typing import Annotated
 from ninja import Path, Router
 
 from memory_console.api.schemas import ActorIn, ActorOut, ActorRef, errors
-from memory_core import actors, audit
+from memory_core import actors
 
 router = Router(tags=["actors"])
 
@@ -41,6 +41,5 @@ def put_actor(request, ref: RefParam, payload: ActorIn):
 @router.get("/{path:ref}", response={200: ActorOut, **errors(404, 422)}, summary="An actor's chain")
 def get_actor(request, ref: RefParam):
     principal = request.auth
-    actor = actors.actor_for_key(ref, principal.api_key, principal)
-    audit.record(principal, "actor.get", 200, actor_ref=actor.ref, scope=actor.scope.token)
+    actor = actors.read_actor(ref, principal.api_key, principal)
     return actor_out(actor, ref)
