@@ -1,7 +1,6 @@
 """The conflicts page: every key answered at more than one scope of some actor's chain,
 with the decisions a person may take about each pair inline."""
 
-import re
 from dataclasses import dataclass, field
 
 from django.contrib import messages
@@ -33,10 +32,8 @@ from memory_core.models import Scope
 from memory_core.models.access import Role
 from memory_core.principals import Principal
 from memory_core.scopes import GLOBAL
+from memory_core.visibility import MEMORY_ID_RE
 from memory_core.writes import promotion_targets
-
-# The shape of memory_core.ids.memory_id(): a row's address names two memories.
-MEMORY_UID = re.compile(r"mem_[0-9A-Z]{26}")
 
 
 @dataclass
@@ -222,7 +219,7 @@ def _row_done(request, narrow, wide, memory, message, *, new=None):
 
 
 def _narrower(request, narrow, wide):
-    if not (MEMORY_UID.fullmatch(narrow) and MEMORY_UID.fullmatch(wide)):
+    if not (MEMORY_ID_RE.fullmatch(narrow) and MEMORY_ID_RE.fullmatch(wide)):
         raise NotFound("conflict not found")
     return memory_for_reader(request.user, narrow)
 
