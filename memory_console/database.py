@@ -199,6 +199,26 @@ def embedded_server():
     return _started[default[EMBEDDED]].server
 
 
+def create_extension(settings_dict: dict, name: str) -> bool:
+    """Create extension `name` in the database of a DATABASES entry as the embedded server's
+    superuser; False (nothing done) when that entry is not the embedded server's.
+
+    The owner role that migrates is no superuser, and pgvector is not a trusted extension, so
+    a migration that needs it asks here (migration 0008). Against a DATABASE_URL server a
+    superuser creates it once, by hand (README, "Semantic recall").
+    """
+    import psycopg
+
+    if not settings_dict.get(EMBEDDED):
+        return False
+    ensure_embedded(settings_dict)
+    info = _started[settings_dict[EMBEDDED]].server.get_postmaster_info()
+    url = info.get_uri(user=SUPERUSER, database=settings_dict["NAME"])
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE EXTENSION IF NOT EXISTS {privileges.quote_ident(name)}")
+    return True
+
+
 # The whole check of a start where everything is already in place: one query, on the one
 # connection a start always made. The owner's membership in the app role implies both exist.
 # Also names the server's other databases still owned by someone else (made by a start from
@@ -217,7 +237,8 @@ _READY = """
           AND datallowconn
           AND datdba IS DISTINCT FROM (SELECT oid FROM pg_roles WHERE rolname = %(owner)s)
         ORDER BY datname
-    )
+    ),
+    EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')
 """
 
 # Objects of the public schema that the owner does not own, each with the statement that
@@ -305,9 +326,15 @@ def prepare_embedded(server, dbname: str, *, create: bool = True) -> tuple[str, 
                 pass  # another process made it meanwhile; adopted below if need be
         conn = psycopg.connect(uri(SUPERUSER), autocommit=True)
     with conn:
-        ready, others = conn.execute(_READY.format(foreign=_FOREIGN_OWNED), _NAMES).fetchone()
+        ready, others, vector = conn.execute(
+            _READY.format(foreign=_FOREIGN_OWNED), _NAMES
+        ).fetchone()
         if not ready:
             _adopt(conn, dbname)
+        if not vector:
+            # Semantic recall's column type (migration 0008). Not a trusted extension, so
+            # the superuser makes it here, where the server is ours.
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     for other in others:
         try:
             with psycopg.connect(uri(SUPERUSER, other), autocommit=True) as conn:

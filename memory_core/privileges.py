@@ -36,6 +36,9 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # forget service deletes, under pgtrigger.ignore, in that one place.
     "memory_core_memory": (SELECT, INSERT, UPDATE, DELETE),
     # Forget scrubs stored turns in place; a turn is never deleted.
+    # A version's vector: written with it (pending when the embedder failed), filled in or
+    # rebuilt later (UPDATE), deleted with it by forget.
+    "memory_core_embedding": (SELECT, INSERT, UPDATE, DELETE),
     "memory_core_digest": (SELECT, INSERT, UPDATE),
     "memory_core_digestline": (SELECT, INSERT, UPDATE),
     # Scopes move under a new parent when an actor's memberships change; actors are renamed.

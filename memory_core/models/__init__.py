@@ -2,6 +2,7 @@
 
 from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
 from memory_core.models.digests import Digest, DigestLine
+from memory_core.models.embeddings import Embedding
 from memory_core.models.ledger import LedgerEvent
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
@@ -15,6 +16,7 @@ __all__ = [
     "Author",
     "Digest",
     "DigestLine",
+    "Embedding",
     "LedgerEvent",
     "LoginAttempt",
     "Membership",
