@@ -6,7 +6,14 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from memory_console.database import EMBEDDED, app_role, database_urls, parse_database_url
-from memory_console.env import env_bool, env_int, env_list, env_str
+from memory_console.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+)
 from memory_core.privileges import OWNER_ALIAS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -40,6 +47,32 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # The two limits that bound a prompt: lines per turn and characters per fact.
 MEMORY_MAX_LINES = env_int("MEMORY_MAX_LINES", 20, minimum=1, maximum=200)
 MEMORY_MAX_FACT_CHARS = env_int("MEMORY_MAX_FACT_CHARS", 240, minimum=16, maximum=2000)
+
+# Semantic recall (memory_core/embedders.py, README "Semantic recall"): which embedder turns
+# a memory and a query into a vector. `wordllama` ships its weights in its wheel and never
+# downloads; `http` is any OpenAI-compatible /v1/embeddings server; `none` is lexical only.
+MEMORY_EMBEDDER = env_choice("MEMORY_EMBEDDER", "wordllama", ("wordllama", "http", "none"))
+MEMORY_EMBEDDER_URL = env_str("MEMORY_EMBEDDER_URL", "")
+MEMORY_EMBEDDER_MODEL = env_str("MEMORY_EMBEDDER_MODEL", "")
+MEMORY_EMBEDDER_KEY = env_str("MEMORY_EMBEDDER_KEY", "")
+MEMORY_EMBEDDER_DIMS = env_int("MEMORY_EMBEDDER_DIMS", 0, minimum=0, maximum=16000)
+MEMORY_EMBEDDER_VERSION = env_str("MEMORY_EMBEDDER_VERSION", "1")
+MEMORY_EMBEDDER_TIMEOUT = env_float("MEMORY_EMBEDDER_TIMEOUT", 2.0, minimum=0.05, maximum=60)
+MEMORY_EMBEDDER_RETRIES = env_int("MEMORY_EMBEDDER_RETRIES", 1, minimum=0, maximum=5)
+MEMORY_EMBEDDER_COOLDOWN = env_float("MEMORY_EMBEDDER_COOLDOWN", 30.0, minimum=0, maximum=3600)
+# Unset: the embedder's own calibrated floor (wordllama 0.2, http 0.3).
+MEMORY_EMBEDDER_MIN_SIMILARITY = (
+    env_float("MEMORY_EMBEDDER_MIN_SIMILARITY", 0.0, minimum=-1.0, maximum=1.0)
+    if env_str("MEMORY_EMBEDDER_MIN_SIMILARITY", "").strip()
+    else None
+)
+if MEMORY_EMBEDDER == "http" and not (
+    MEMORY_EMBEDDER_URL and MEMORY_EMBEDDER_MODEL and MEMORY_EMBEDDER_DIMS
+):
+    raise ImproperlyConfigured(
+        "MEMORY_EMBEDDER=http needs MEMORY_EMBEDDER_URL (e.g. http://localhost:11434/v1), "
+        "MEMORY_EMBEDDER_MODEL and MEMORY_EMBEDDER_DIMS"
+    )
 
 INSTALLED_APPS = [
     "django.contrib.admin",

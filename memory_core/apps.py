@@ -1,5 +1,13 @@
 from django.apps import AppConfig
+from django.core.signals import setting_changed
 from django.db.models.signals import post_migrate
+
+
+def _embedder_setting_changed(*, setting, **kwargs):
+    if setting.startswith("MEMORY_EMBEDDER"):
+        from memory_core import embedders
+
+        embedders.reset()
 
 
 class MemoryCoreConfig(AppConfig):
@@ -11,3 +19,5 @@ class MemoryCoreConfig(AppConfig):
 
         # Once per `migrate` (sender: this app), after every app's migrations have run.
         post_migrate.connect(grant_after_migrate, sender=self)
+        # Tests switch embedders with override_settings.
+        setting_changed.connect(_embedder_setting_changed)

@@ -2,15 +2,29 @@
 
 A ranking over rows outside the chain would be a cross-tenant leak, so every tier starts
 from a MATERIALIZED set of the chain's live rows (a few hundred at most) and ranks only
-those. That is also the fast plan: the planner cannot start from the GIN index over
-every tenant's rows. Tiers, reported by name: `fts` (stored tsvector,
-websearch_to_tsquery, ts_rank_cd), then `trigram` (pg_trgm word similarity, which
-catches a typo of one word inside a longer fact) when fts finds nothing, then `like`.
+those. That is also the fast plan: the planner cannot start from an index over every
+tenant's rows. Tiers, reported by name:
+
+- `hybrid` (an embedder is configured and embedded the query) or `fts` (it is not, or it
+  failed): two ranks over the same candidate set, fused by reciprocal rank fusion.
+  - lexical: a key matches when *any* of the query's meaningful words (its stemmed
+    lexemes, stop words dropped, as in the stored tsvector) appears in its key or text,
+    scored by the sum over matched words of ln(1 + keys / keys with that word): more words
+    and rarer words rank higher, and one extra word in a question no longer loses a match;
+  - semantic (hybrid only): cosine similarity between the query's vector and each row's,
+    an exact scan of the chain's few hundred vectors (no approximate index: one would
+    search across tenants, and is not needed at chain sizes). Only vectors made by the
+    embedder that embedded the query are compared. What keeps an unrelated memory out: a
+    similarity floor (the embedder's `min_similarity`) and a rank cut relative to the best
+    match (RELATIVE_CUT of its similarity). Measured on tests/recall.
+- `trigram` (pg_trgm word similarity, which catches a typo of one word inside a longer
+  fact) when the first tier found nothing, then `like`.
 """
 
-from memory_core import audit, prepared
+from memory_core import audit, embedders, prepared
 from memory_core.actors import chain_of
 from memory_core.applied import LIVE_IN_CHAIN, RECORD_COLUMNS, chain_entries, entry_shapes
+from memory_core.embeddings import literal
 from memory_core.errors import Invalid
 from memory_core.facts import Record
 from memory_core.inputs import require, text_problem
@@ -21,19 +35,58 @@ MAX_QUERY_CHARS = 2000
 
 # Lower than pg_trgm's default 0.6, so one mistyped word in a short query still matches.
 WORD_SIMILARITY_THRESHOLD = 0.4
+# A semantic match must reach this fraction of the best match's similarity.
+RELATIVE_CUT = 0.5
+# Reciprocal rank fusion's constant: a key's fused score is the sum, over the ranks that
+# found it, of 1 / (RRF_K + its place there). 60 is the value of the method's paper.
+RRF_K = 60
 
-# All three tiers in one statement over one materialised read of the chain. A tier runs
-# only when the ones before it found nothing (each later CTE is gated on an InitPlan that
-# asks whether the earlier ones returned a row), so the common case pays for fts alone.
-# The similarity threshold is a literal comparison rather than pg_trgm's `<%` and its
-# session setting, which cost a transaction and a round trip of their own.
+# All tiers in one statement over one materialised read of the chain. A tier runs only
+# when the ones before it found nothing (each later CTE is gated on an InitPlan that asks
+# whether the earlier ones returned a row), so the common case pays for the first alone.
+# Without a query vector the semantic CTE is gated off as a whole (a one-time filter on
+# the parameter). The similarity threshold is a literal comparison rather than pg_trgm's
+# `<%` and its session setting, which cost a transaction and a round trip of their own.
 _TIERS = f"""
     WITH chain_rows AS MATERIALIZED (
-        SELECT {RECORD_COLUMNS}, m.search {LIVE_IN_CHAIN}
-    ), fts AS (
-        SELECT key, max(ts_rank_cd(search, query)) AS score
-        FROM chain_rows, websearch_to_tsquery('{TS_CONFIG}', %(q)s) AS query
-        WHERE search @@ query
+        SELECT m.id AS pk, {RECORD_COLUMNS}, m.search {LIVE_IN_CHAIN}
+    ), words AS (
+        SELECT DISTINCT word
+        FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', %(q)s))) AS word
+    ), key_words AS (
+        SELECT DISTINCT c.key, w.word
+        FROM chain_rows c
+        CROSS JOIN LATERAL unnest(tsvector_to_array(c.search)) AS d(word)
+        JOIN words w ON w.word = d.word
+    ), lexical AS (
+        SELECT k.key, sum(ln(1 + n.keys::float8 / f.keys)) AS score
+        FROM key_words k
+        JOIN (SELECT word, count(*) AS keys FROM key_words GROUP BY word) f USING (word)
+        CROSS JOIN (SELECT count(DISTINCT key) AS keys FROM chain_rows) n
+        GROUP BY k.key
+        ORDER BY score DESC, k.key
+        LIMIT %(limit)s
+    ), semantic AS (
+        SELECT c.key, max(1 - (e.vector <=> %(vector)s::vector)) AS similarity
+        FROM chain_rows c
+        JOIN memory_core_embedding e ON e.memory_id = c.pk
+        WHERE %(vector)s::text IS NOT NULL
+          AND e.embedder = %(embedder)s AND e.dims = %(dims)s
+        GROUP BY c.key
+    ), semantic_cut AS (
+        SELECT key, similarity
+        FROM semantic
+        WHERE similarity >= %(min_similarity)s
+          AND similarity >= {RELATIVE_CUT} * (SELECT max(similarity) FROM semantic)
+        ORDER BY similarity DESC, key
+        LIMIT %(limit)s
+    ), fused AS (
+        SELECT key, sum(1.0 / ({RRF_K} + place)) AS score
+        FROM (
+            SELECT key, row_number() OVER (ORDER BY score DESC, key) AS place FROM lexical
+            UNION ALL
+            SELECT key, row_number() OVER (ORDER BY similarity DESC, key) FROM semantic_cut
+        ) AS places
         GROUP BY key
         ORDER BY score DESC, key
         LIMIT %(limit)s
@@ -42,7 +95,7 @@ _TIERS = f"""
         FROM (
             SELECT key, word_similarity(%(q)s, key || ' ' || text) AS similarity
             FROM chain_rows
-            WHERE NOT EXISTS (SELECT 1 FROM fts)
+            WHERE NOT EXISTS (SELECT 1 FROM fused)
         ) AS scored
         WHERE similarity >= {WORD_SIMILARITY_THRESHOLD}
         GROUP BY key
@@ -51,17 +104,18 @@ _TIERS = f"""
     ), plain AS (
         SELECT key
         FROM chain_rows
-        WHERE NOT EXISTS (SELECT 1 FROM fts) AND NOT EXISTS (SELECT 1 FROM trigram)
+        WHERE NOT EXISTS (SELECT 1 FROM fused) AND NOT EXISTS (SELECT 1 FROM trigram)
           AND (text ILIKE %(pattern)s ESCAPE '\\' OR key ILIKE %(pattern)s ESCAPE '\\')
         GROUP BY key
         ORDER BY key
         LIMIT %(limit)s
     ), ranked AS (
-        SELECT tier, key, row_number() OVER (ORDER BY score DESC, key) AS place
+        SELECT tier, key, row_number() OVER (ORDER BY tier_order, score DESC, key) AS place
         FROM (
-            SELECT 'fts' AS tier, key, score FROM fts
-            UNION ALL SELECT 'trigram', key, score FROM trigram
-            UNION ALL SELECT 'like', key, 0 FROM plain
+            SELECT CASE WHEN %(vector)s::text IS NULL THEN 'fts' ELSE 'hybrid' END AS tier,
+                   1 AS tier_order, key, score FROM fused
+            UNION ALL SELECT 'trigram', 2, key, score FROM trigram
+            UNION ALL SELECT 'like', 3, key, 0 FROM plain
         ) AS found
     )
 """
@@ -84,7 +138,18 @@ def _like_pattern(query: str) -> str:
 
 
 def _params(chain, query: str, limit: int) -> dict:
-    return {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
+    params = {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
+    found = embedders.embed([query])
+    if found is None:  # no embedder, or it failed: the lexical tiers answer alone
+        return {**params, "vector": None, "embedder": None, "dims": None, "min_similarity": 1}
+    embedder, (vector,) = found
+    return {
+        **params,
+        "vector": literal(vector),
+        "embedder": embedder.identity,
+        "dims": embedder.dims,
+        "min_similarity": embedder.min_similarity,
+    }
 
 
 def ranked_chain(chain, query: str, limit: int) -> tuple[list[Record], list[str], str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
+from memory_core import embeddings
 from memory_core.actors import ancestors, chain_of
 from memory_core.changes import Change, audited
 from memory_core.errors import Forbidden, Invalid, NotFound
@@ -72,7 +73,8 @@ def retire(memory: Memory, reason: str, principal, note: str = "") -> None:
 
 
 def _supersede(live: Memory | None, principal, **fields) -> Memory:
-    """Retire the live row (if any) and insert its successor in the same lineage.
+    """Retire the live row (if any) and insert its successor in the same lineage, with its
+    embedding (pending when the embedder fails: the write goes on without it).
 
     The retire comes first: the partial unique index allows one live row per (scope, key).
     """
@@ -80,7 +82,9 @@ def _supersede(live: Memory | None, principal, **fields) -> Memory:
         retire(live, RetiredReason.SUPERSEDED, principal)
         fields["supersedes"] = live
         fields["lineage"] = live.lineage
-    return Memory.objects.create(**fields)
+    memory = Memory.objects.create(**fields)
+    embeddings.attach(memory)
+    return memory
 
 
 def remember(

@@ -209,14 +209,14 @@ def test_remember_costs_a_bounded_number_of_queries(
 ):
     writes.publish(org.root, "fiscal-year", "starts in October", principal=operator)
     call = {"actor": "u1", "key": "fiscal-year", "fact": "calendar year", "run_id": "r1"}
-    # Measured: 12 for a first write. The request's own: the key with its reach, the actor
-    # with its chain, and the overrides' wider rows. The service's 9: its transaction (2
+    # Measured: 13 for a first write. The request's own: the key with its reach, the actor
+    # with its chain, and the overrides' wider rows. The service's 10: its transaction (2
     # savepoint statements under the test's), the slot lock, the live row, the tool-call
-    # check, the insert, the ledger append (stream lock, then one INSERT … SELECT of the
-    # head) and the access-log row. No read of the run's recorded chain: an agent writes
+    # check, the insert and its embedding, the ledger append (stream lock, then one
+    # INSERT … SELECT of the head) and the access-log row. No read of the run's recorded chain: an agent writes
     # only at its actor's own scope, which heads every chain (writes.remember). A repeated
     # tool call: 9.
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(13):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 201
     with django_assert_max_num_queries(9):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 200
@@ -312,6 +312,7 @@ def test_reads_without_a_live_key_are_401(org, client, operator, path):
 # --- GET /memories/search ---------------------------------------------------------------
 
 
+@override_settings(MEMORY_EMBEDDER="none")  # the lexical tiers
 def test_search_finds_within_the_chain_only(org, client, others, allergy):
     policy, u2_note, x9_note = others
     response = get(client, org.acme_secret, f"{MEMORIES}/search", actor="u1", q="penicillin")
@@ -325,6 +326,7 @@ def test_search_finds_within_the_chain_only(org, client, others, allergy):
     assert_access_log_never_holds("penicillin", "prefers")
 
 
+@override_settings(MEMORY_EMBEDDER="none")  # the lexical tiers
 def test_search_falls_back_to_trigram_for_a_typo(org, client, allergy):
     body = get(client, org.acme_secret, f"{MEMORIES}/search", actor="u1", q="penicilin").json()
     assert body["tier"] == "trigram" and [i["id"] for i in body["items"]] == [allergy["id"]]

@@ -20,7 +20,7 @@ HTTP_OPS = {
     "console_scope",
     "console_ledger",
 }
-IN_PROCESS_OPS = {"core_read", "floor_b"}
+IN_PROCESS_OPS = {"core_read", "floor_b", "embed"}
 PEER_OPS = {"peer_read", "peer_put"}
 OP_FIELDS = {"p50_ms", "p95_ms", "p99_ms", "rps", "n"}
 
@@ -33,7 +33,21 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     call_command("bench", size="tiny", out=out, database=dbname, requests=6, warmup=2)
 
     report = json.loads(out.read_text())
-    assert set(report) == {"size", "machine", "ops", "verify_ledger", "throughput"}
+    # "seed" only when this run seeded the database (a reused one was seeded before).
+    assert set(report) - {"seed"} == {
+        "size",
+        "machine",
+        "ops",
+        "verify_ledger",
+        "throughput",
+        "embed_ms",
+        "reembed",
+    }
+    assert report["embed_ms"] == report["ops"]["embed"]["p50_ms"] > 0
+    assert set(report["reembed"]) == {"rows", "seconds", "rows_per_s"}
+    assert report["reembed"]["rows"] > 0 and report["reembed"]["rows_per_s"] > 0
+    if "seed" in report:
+        assert report["seed"]["memories"] > 0 and report["seed"]["embed_seconds"] >= 0
     assert report["size"] == "tiny"
     assert isinstance(report["machine"], str) and report["machine"]
     expected = HTTP_OPS | IN_PROCESS_OPS | (PEER_OPS if peer.available() else set())

@@ -14,12 +14,13 @@ import psycopg
 from django.conf import settings
 from psycopg import sql
 
-from memory_console.database import ensure_embedded
+from memory_console.database import create_extension, ensure_embedded
 from memory_core.privileges import OWNER_ALIAS, acting_role
 
 # Bumped whenever what the seed writes changes meaning (2: ledger events sealed with the
-# hash of migration 0005), so an older bench database is seeded afresh, not measured.
-SEED_FORMAT = 2
+# hash of migration 0005; 3: every memory version embedded), so an older bench database is
+# seeded afresh, not measured.
+SEED_FORMAT = 3
 MARKER_DDL = """
     CREATE TABLE IF NOT EXISTS bench_seed (
         size text PRIMARY KEY,
@@ -92,4 +93,8 @@ def prepare(dbname: str, size: str) -> str:
             conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(dbname)))
         if state != "complete":
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+    # The measuring process migrates through DATABASE_URL, where the embedded server's
+    # superuser is out of reach: pgvector is made here (a no-op for another server, whose
+    # migrate then says what to do).
+    create_extension({**settings.DATABASES[OWNER_ALIAS], "NAME": dbname}, "vector")
     return state

@@ -20,6 +20,7 @@ OP_ORDER = (
     "floor_b",
     "peer_read",
     "peer_put",
+    "embed",
 )
 
 
@@ -93,6 +94,15 @@ def table(report: dict) -> str:
         lines.append(
             f"throughput: {t['rps']:.0f} turns/s with {t['workers']} workers "
             f"({t['clients']} clients, p50 {t['p50_ms']:.2f} ms including queueing)"
+        )
+    r = report.get("reembed")
+    if r:
+        lines.append(f"reembed: {r['rows']} rows at {r['rows_per_s']:.0f} rows/s")
+    seeded = report.get("seed")
+    if seeded:
+        lines.append(
+            f"seed: {seeded['memories']} memories in {seeded['seconds']:.0f} s "
+            f"(of which embedding {seeded['embed_seconds']:.0f} s)"
         )
     lines += [
         f"verify_ledger: {v['events']} events, {v['events_per_s']:.0f} events/s",

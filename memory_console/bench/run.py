@@ -201,6 +201,53 @@ def in_process_ops(url, owner_url, actors, args, rng, peer_on: bool) -> dict:
     return {name: summary(values) for name, values in timings.items() if values}
 
 
+# Live versions whose vectors the reembed measurement rebuilds (fewer at small sizes).
+REEMBED_ROWS = 20_000
+MARK_STALE = """
+    UPDATE memory_core_embedding SET embedder = 'bench:stale'
+    WHERE memory_id IN (
+        SELECT m.id FROM memory_core_memory m
+        WHERE m.retired_at IS NULL ORDER BY m.id LIMIT %s
+    )
+"""
+
+
+def embedding_timing(rng, args) -> dict:
+    """`embed`: one memory's text through the configured embedder, as a write embeds it;
+    `reembed`: rows per second of `manage.py reembed`'s path (select, embed, store), over
+    the first REEMBED_ROWS live versions after marking their vectors another embedder's."""
+    from django.db import connection
+
+    from memory_console.bench import words
+    from memory_console.bench.report import summary
+    from memory_core import embedders, embeddings
+
+    if embedders.current() is None:
+        return {}
+    timings = []
+    for i in range(args.warmup + args.requests):
+        pair = (f"bench-note-{rng.randrange(20)}", words.fact(rng))
+        started = time.perf_counter()
+        if embedders.embed_documents([pair]) is None:
+            raise RuntimeError("the embedder failed during the bench")
+        if i >= args.warmup:
+            timings.append(time.perf_counter() - started)
+    with connection.cursor() as cursor:
+        cursor.execute(MARK_STALE, [REEMBED_ROWS])
+        rows = cursor.rowcount
+    started = time.perf_counter()
+    done = embeddings.reembed(limit=rows)
+    seconds = time.perf_counter() - started
+    return {
+        "embed": summary(timings),
+        "reembed": {
+            "rows": done,
+            "seconds": round(seconds, 2),
+            "rows_per_s": round(done / seconds),
+        },
+    }
+
+
 def verify_timing() -> dict:
     from memory_core import ledger
 
@@ -243,12 +290,14 @@ def main(argv=None) -> int:
     rng = random.Random()
 
     call_command("migrate", interactive=False, verbosity=0)
+    seeded = None
     if seed_state(dbname, size.name) != "complete":
         started = time.perf_counter()
         counts = seed.seed(owner_url, size)
+        seeded = {**counts, "seconds": round(time.perf_counter() - started, 1)}
         _say(
             f"Seeded {counts['memories']} memories and {counts['ledger_events']} ledger "
-            f"events in {time.perf_counter() - started:.0f} s."
+            f"events in {seeded['seconds']:.0f} s (embedding: {counts['embed_seconds']:.0f} s)."
         )
     else:
         _say(f"Reusing the seeded database {dbname}.")
@@ -278,6 +327,10 @@ def main(argv=None) -> int:
     connection.close()
     _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
     ops.update(in_process_ops(url, owner_url, actors, args, rng, peer_on))
+    _say("Embedding: one text per call, then reembed ...")
+    embedding = embedding_timing(rng, args)
+    if embedding:
+        ops["embed"] = embedding["embed"]
     _say("Verifying the ledger ...")
     verify = verify_timing()
 
@@ -288,6 +341,11 @@ def main(argv=None) -> int:
         "verify_ledger": verify,
         "throughput": throughput,
     }
+    if embedding:
+        result["embed_ms"] = embedding["embed"]["p50_ms"]
+        result["reembed"] = embedding["reembed"]
+    if seeded is not None:
+        result["seed"] = seeded
     report.write(args.out, result)
     print(report.table(result))
     return 0

@@ -10,15 +10,19 @@ COPY is INSERT to the append-only triggers, which allow it.
 import json
 import random
 import sys
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
+import numpy
 import psycopg
+from pgvector.psycopg import register_vector
 
 from memory_console.bench import words
 from memory_console.bench.database import MARKER_DDL, marker
 from memory_console.bench.sizes import Size
+from memory_core import embedders
 from memory_core.ids import new_id
 from memory_core.ledger import GENESIS, event_hash
 from memory_core.progress import Progress
@@ -69,6 +73,7 @@ class Seeder:
         self.next_id = {t: self._max_id(t) + 1 for t in SEQUENCED}
         self.memories = 0
         self.events = 0
+        self.embed_seconds = 0.0
 
     def _max_id(self, table: str) -> int:
         return self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
@@ -214,6 +219,7 @@ class Seeder:
         with cur.copy(f"COPY memory_core_memory ({MEMORY_COLUMNS}) FROM STDIN") as copy:
             for row in memories:
                 copy.write_row(row)
+        self.embed(cur, memories)
         events.sort(key=lambda e: e[0])
         prev_hash = GENESIS
         with cur.copy(f"COPY memory_core_ledgerevent ({LEDGER_COLUMNS}) FROM STDIN") as copy:
@@ -248,6 +254,25 @@ class Seeder:
         self.memories += len(memories)
         self.events += len(events)
         self.progress(len(memories))
+
+    def embed(self, cur, memories: list) -> None:
+        """Each version's vector, as the write paths store it (memory_core/embeddings.py):
+        with the configured embedder, or pending when there is none. Binary COPY: the
+        vectors go as pgvector's binary form, not as text."""
+        started = time.perf_counter()
+        embedder = embedders.current()
+        columns = "memory_id, embedder, dims, vector, embedded_at"
+        with cur.copy(f"COPY memory_core_embedding ({columns}) FROM STDIN WITH BINARY") as copy:
+            copy.set_types(["bigint", "varchar", "int2", "vector", "timestamptz"])
+            if embedder is None:
+                for row in memories:
+                    copy.write_row((row[0], None, None, None, None))
+            else:
+                texts = [embedder.document(row[3], row[4]) for row in memories]
+                vectors = numpy.asarray(embedder.embed(texts), dtype=numpy.float32)
+                for row, vector in zip(memories, vectors, strict=True):
+                    copy.write_row((row[0], embedder.identity, embedder.dims, vector, self.now))
+        self.embed_seconds += time.perf_counter() - started
 
     def run(self) -> None:
         size = self.size
@@ -344,6 +369,7 @@ def seed(url: str, size: Size, stream=None) -> dict:
     """Seed an empty, migrated bench database; returns the counts written."""
     stream = stream or sys.stderr
     with psycopg.connect(url) as conn:
+        register_vector(conn)
         conn.execute("SET maintenance_work_mem = '512MB'")
         indexes = _secondary_indexes(conn, ["memory_core_memory", "memory_core_ledgerevent"])
         for name, _ in indexes:
@@ -364,7 +390,11 @@ def seed(url: str, size: Size, stream=None) -> dict:
             "INSERT INTO bench_seed (size, memories, ledger_events) VALUES (%s, %s, %s)",
             [marker(size.name), seeder.memories, seeder.events],
         )
-    return {"memories": seeder.memories, "ledger_events": seeder.events}
+    return {
+        "memories": seeder.memories,
+        "ledger_events": seeder.events,
+        "embed_seconds": round(seeder.embed_seconds, 1),
+    }
 
 
 def analyze(url: str) -> None:

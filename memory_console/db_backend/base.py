@@ -15,7 +15,7 @@ unchanged.
 
 from django.db.backends.postgresql import base, client
 
-from memory_console.database import ensure_embedded
+from memory_console.database import create_extension, ensure_embedded
 
 
 class DatabaseClient(client.DatabaseClient):
@@ -30,3 +30,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self):
         ensure_embedded(self.settings_dict)
         return super().get_connection_params()
+
+    def create_extension_as_superuser(self, name: str) -> bool:
+        """CREATE EXTENSION in this connection's database as the embedded server's superuser
+        (migration 0008 asks, for pgvector, which only a superuser may create); False when
+        the server is not the embedded one."""
+        return create_extension(self.settings_dict, name)

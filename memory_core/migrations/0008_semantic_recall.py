@@ -22,8 +22,6 @@ NOT_PERMITTED = (
 
 def create_vector_extension(apps, schema_editor):
     """CREATE EXTENSION vector, or stop with what to do about it."""
-    from memory_console.database import create_extension
-
     connection = schema_editor.connection
     with connection.cursor() as cursor:
         cursor.execute(
@@ -39,8 +37,10 @@ def create_vector_extension(apps, schema_editor):
         if superuser:
             cursor.execute("CREATE EXTENSION vector")
             return
-    # The embedded server's superuser is ours to use (memory_console/database.py).
-    if not create_extension(connection.settings_dict, "vector"):
+    # The embedded server's superuser is ours to use: its backend offers it
+    # (memory_console/db_backend); any other server's is not.
+    create = getattr(connection, "create_extension_as_superuser", None)
+    if create is None or not create("vector"):
         raise CommandError(NOT_PERMITTED.format(db=connection.settings_dict["NAME"]))
 
 

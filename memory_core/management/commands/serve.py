@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from gunicorn.app.base import BaseApplication
 
+from memory_core import embedders
 from memory_core.demo import DemoConflict, fresh_demo_login, load_demo
 from memory_core.privileges import OWNER_ALIAS
 
@@ -64,6 +65,11 @@ class ConsoleApplication(BaseApplication):
         # settings.WSGI_APPLICATION, as runserver finds it: the core names no delivery module.
         application = get_internal_wsgi_application()
         get_resolver().check()  # imports every view and builds the API's schemas now
+        # The embedder's model (wordllama: 16 MB of weights), loaded once and shared by the
+        # workers rather than loaded by each on its first write.
+        embedder = embedders.current()
+        if embedder is not None:
+            embedder.warm()
         # Everything loaded so far lives as long as the process. Left to the collector, each
         # full collection walks all of it again (~30 ms, once every hundred-odd requests: it
         # was the whole of the p99 latency of a turn); frozen before the fork, it is never
