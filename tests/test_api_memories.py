@@ -213,9 +213,9 @@ def test_remember_costs_a_bounded_number_of_queries(
     # with its chain, and the overrides' wider rows. The service's 10: its transaction (2
     # savepoint statements under the test's), the slot lock, the live row, the tool-call
     # check, the insert and its embedding, the ledger append (stream lock, then one
-    # INSERT … SELECT of the head) and the access-log row. No read of the run's recorded chain: an agent writes
-    # only at its actor's own scope, which heads every chain (writes.remember). A repeated
-    # tool call: 9.
+    # INSERT … SELECT of the head) and the access-log row. No read of the run's recorded
+    # chain: an agent writes only at its actor's own scope, which heads every chain
+    # (writes.remember). A repeated tool call: 9.
     with django_assert_max_num_queries(13):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 201
     with django_assert_max_num_queries(9):

@@ -173,7 +173,7 @@ def test_forget_removes_the_vector_of_every_version(org, client, boss):
         ("manager", "reports to Dana Whitfield"),
         ("manager", "reports to Sam Okafor"),
     ]:
-        vector = embeddings.literal(WORDLLAMA.embed([WORDLLAMA.document("manager", text)])[0])
+        vector = embeddings.literal(WORDLLAMA.embed([WORDLLAMA.document(key, text)])[0])
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM memory_core_embedding WHERE vector <=> %s::vector < 1e-6",
