@@ -172,6 +172,25 @@ def test_no_endpoint_reveals_a_memory_outside_the_actors_chain(db, client, opera
         assert shown_ids(search.json()["items"]) <= live_in_chain
         assert_reveals_nothing_hidden(search, hidden_texts)
 
+        # Semantic recall: a query made of a hidden note's own words has that note's vector
+        # (the closest there is) and shares its every word; it must still find nothing
+        # outside the chain, in a search or in a turn.
+        for text in hidden_texts[:2]:
+            close = client.get(
+                "/api/v1/memories/search", {"actor": ref, "q": text, "limit": 100}, headers=auth
+            )
+            assert close.status_code == 200
+            assert shown_ids(close.json()["items"]) <= live_in_chain
+            assert_reveals_nothing_hidden(close, hidden_texts)
+            asked = client.post(
+                "/api/v1/turns",
+                {"actor": ref, "run_id": f"run-{uuid.uuid4().hex}", "query": text},
+                content_type="application/json",
+                headers=auth,
+            )
+            assert {line["memory_id"] for line in asked.json()["lines"]} <= live_in_chain
+            assert_reveals_nothing_hidden(asked, hidden_texts)
+
         for uid in world.notes:
             one = client.get(f"/api/v1/memories/{uid}", {"actor": ref}, headers=auth)
             assert one.status_code == (200 if uid in live_in_chain else 404), uid
