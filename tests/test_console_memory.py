@@ -145,3 +145,28 @@ def test_retired_version_offers_forget_but_not_the_live_only_actions(client, use
     assert f'action="/memories/{first.uid}/forget/"' in text
     for action in ("correct", "republish", "pin", "invalidate"):
         assert f'action="/memories/{first.uid}/{action}/"' not in text
+
+
+def test_the_memory_page_says_which_embedder_embedded_the_version(client, users, acme_memory):
+    from memory_core import embedders
+
+    body = _page(client, users.owner, acme_memory).content.decode()
+    assert f"by <code>{embedders.current().identity}</code> (256 dimensions)" in body
+    assert "not yet embedded" not in body and "another embedder" not in body
+
+
+def test_the_memory_page_says_when_a_version_is_pending_or_from_another_embedder(
+    client, users, acme_memory
+):
+    from memory_core.models import Embedding
+
+    row = Embedding.objects.get(memory=acme_memory)
+    row.embedder = "old:model@1"
+    row.save()
+    body = _page(client, users.owner, acme_memory).content.decode()
+    assert "<code>old:model@1</code>" in body and "manage.py reembed" in body
+    Embedding.objects.filter(memory=acme_memory).update(
+        embedder=None, dims=None, vector=None, embedded_at=None
+    )
+    body = _page(client, users.owner, acme_memory).content.decode()
+    assert "not yet embedded" in body and "manage.py embed_pending" in body

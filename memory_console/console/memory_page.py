@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from memory_console.console.access import readable_scope_roles
 from memory_console.console.rendering import render_page
-from memory_core import audit
-from memory_core.models import AccessLog, DigestLine, LedgerEvent, Memory
+from memory_core import audit, embedders
+from memory_core.models import AccessLog, DigestLine, Embedding, LedgerEvent, Memory
 from memory_core.models.access import Role
 from memory_core.names import ref_of_scope
 from memory_core.permissions import can_administer, role_for
@@ -40,6 +40,20 @@ def _runs(user, uids: list[str]):
         # Only runs of actors the user may read; their run pages would 404 anyway.
         lines = lines.filter(digest__actor__scope_id__in=list(readable))
     return list(lines.order_by("-digest__created_at", "-digest_id", "n")[:HISTORY_ROWS])
+
+
+def _embedding(memory: Memory):
+    """Who embedded this version (never its vector): the row's embedder, width and time,
+    with whether the configured embedder's searches compare it."""
+    row = Embedding.objects.filter(memory=memory).values("embedder", "dims", "embedded_at").first()
+    if row is None or row["embedder"] is None:
+        return {"pending": True}
+    current = embedders.current()
+    row["current"] = current is not None and (current.identity, current.dims) == (
+        row["embedder"],
+        row["dims"],
+    )
+    return row
 
 
 def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict:
@@ -74,6 +88,7 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
         "promoted_from_readable": memory.promoted_from_id is not None
         and role_for(user, memory.promoted_from.scope) is not None,
         "targets": targets,
+        "embedding": _embedding(memory),
         "ledger_events": _ledger_events(memory, uids),
         "access_rows": list(
             AccessLog.objects.filter(memory_ids__overlap=uids).order_by("-id")[:HISTORY_ROWS]

@@ -116,3 +116,16 @@ SHARED = [
     ("is insulin part of their routine?", "medication"),
     ("which orchestra instrument, the cello?", "instrument"),
 ]
+
+# Questions about nothing this person's memories say: a search should come back (nearly)
+# empty rather than with the nearest neighbours.
+UNRELATED = [
+    "what is the capital of France?",
+    "quantum chromodynamics lattice",
+    "tell me a joke",
+    "how do I reset the router",
+    "what's the weather tomorrow",
+    "who won the world cup in 2010",
+    "explain kubernetes pods",
+    "xyz",
+]
