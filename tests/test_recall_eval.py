@@ -27,8 +27,7 @@ def search_hits(actor, principal, questions, misses=None) -> int:
 def unrelated_results(actor, principal) -> int:
     """Memories that off-topic questions bring back, in all."""
     return sum(
-        len(search.search_memories(actor, q, principal=principal, limit=TOP)[0])
-        for q in UNRELATED
+        len(search.search_memories(actor, q, principal=principal, limit=TOP)[0]) for q in UNRELATED
     )
 
 

@@ -32,6 +32,13 @@ OURS = [
     "TRUSTED_PROXIES",
     "LOGIN_MAX_FAILURES",
     "LOGIN_MAX_FAILURES_PER_IP",
+    "MEMORY_EMBEDDER",
+    "MEMORY_EMBEDDER_URL",
+    "MEMORY_EMBEDDER_MODEL",
+    "MEMORY_EMBEDDER_DIMS",
+    "MEMORY_EMBEDDER_TIMEOUT",
+    "MEMORY_EMBEDDER_RETRIES",
+    "MEMORY_EMBEDDER_MIN_SIMILARITY",
     "LOGIN_THROTTLE_MINUTES",
     # Set by the browser fixtures for Playwright's event loop; never in a deployment.
     "DJANGO_ALLOW_ASYNC_UNSAFE",
@@ -163,6 +170,11 @@ def test_the_defaults_are_for_one_machine_over_plain_http():
         ("TRUSTED_PROXIES", "-1"),
         ("LOGIN_MAX_FAILURES", "0"),
         ("SECRET_KEY", "too-short"),
+        ("MEMORY_EMBEDDER", "openai"),
+        ("MEMORY_EMBEDDER_TIMEOUT", "soon"),
+        ("MEMORY_EMBEDDER_TIMEOUT", "nan"),
+        ("MEMORY_EMBEDDER_MIN_SIMILARITY", "2"),
+        ("MEMORY_EMBEDDER_RETRIES", "9"),
     ],
 )
 def test_a_bad_value_stops_the_server_naming_the_variable(name, value):
@@ -182,3 +194,16 @@ def test_with_ssl_redirect_plain_http_is_sent_to_https_but_health_answers(client
     secure = client.get("/login/", secure=True)
     assert secure.status_code == 200
     assert secure["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload"
+
+
+def test_the_http_embedder_without_its_url_model_and_width_stops_the_server():
+    env = environment(SECRET_KEY=random_secret_key(), MEMORY_EMBEDDER="http")
+    result = manage(env, "check")
+    assert result.returncode != 0
+    assert "MEMORY_EMBEDDER=http needs MEMORY_EMBEDDER_URL" in result.stderr
+    env.update(
+        MEMORY_EMBEDDER_URL="http://127.0.0.1:9/v1",
+        MEMORY_EMBEDDER_MODEL="nomic-embed-text",
+        MEMORY_EMBEDDER_DIMS="768",
+    )
+    assert manage(env, "check").returncode == 0

@@ -424,3 +424,68 @@ def test_embed_pending_and_reembed_with_no_embedder_do_nothing(settings, capsys,
     call_command("embed_pending")
     call_command("reembed")
     assert capsys.readouterr().out.count("nothing to do") == 2
+
+
+# --- pgvector on a server that is not the embedded one ----------------------------------
+
+
+class _Catalog:
+    """What migration 0008 asks a server's catalog, answered as a server without pgvector
+    (or without the right to create it) would. No PostgreSQL here lacks it, so the stop
+    message is checked against these answers."""
+
+    def __init__(self, installed, available, superuser, settings_dict):
+        self.row = (installed, available, superuser)
+        self.settings_dict = settings_dict
+        self.executed = []
+
+    def cursor(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def execute(self, sql, params=None):
+        self.executed.append(sql)
+
+    def fetchone(self):
+        return self.row
+
+
+def _migration_0008():
+    import importlib
+
+    return importlib.import_module("memory_core.migrations.0008_semantic_recall")
+
+
+@pytest.mark.parametrize(
+    "available, message",
+    [
+        (False, "apt-get install postgresql-<major>-pgvector"),
+        (True, "ask one to run `CREATE EXTENSION vector;` in that database"),
+    ],
+)
+def test_migrate_stops_saying_how_to_get_pgvector_on_another_server(available, message):
+    from types import SimpleNamespace
+
+    from django.core.management.base import CommandError
+
+    catalog = _Catalog(False, available, False, {"NAME": "memories"})
+    with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        _migration_0008().create_vector_extension(None, SimpleNamespace(connection=catalog))
+    assert not any("CREATE EXTENSION" in sql for sql in catalog.executed)
+
+
+def test_migrate_creates_pgvector_itself_where_it_may(db):
+    from types import SimpleNamespace
+
+    catalog = _Catalog(False, True, True, {"NAME": "memories"})
+    _migration_0008().create_vector_extension(None, SimpleNamespace(connection=catalog))
+    assert catalog.executed[-1] == "CREATE EXTENSION vector"
+    # Where it is installed already (here: the embedded server made it), nothing is asked.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        assert cursor.fetchone()[0].startswith("0.")

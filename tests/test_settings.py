@@ -7,7 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memory_console import database
 from memory_console.database import app_role, database_urls, parse_database_url
-from memory_console.env import env_bool, env_int, env_list
+from memory_console.env import env_bool, env_choice, env_float, env_int, env_list
 
 
 def test_env_bool_reads_the_usual_spellings_and_refuses_others(monkeypatch):
@@ -29,6 +29,26 @@ def test_env_int_checks_type_and_range(monkeypatch):
     monkeypatch.setenv("LINES", "0")
     with pytest.raises(ImproperlyConfigured, match="at least 1"):
         env_int("LINES", 20, minimum=1)
+
+
+def test_env_float_checks_type_finiteness_and_range(monkeypatch):
+    monkeypatch.setenv("SECONDS", "1.5")
+    assert env_float("SECONDS", 2.0) == 1.5
+    for bad, message in [("soon", "a number"), ("nan", "finite"), ("inf", "finite")]:
+        monkeypatch.setenv("SECONDS", bad)
+        with pytest.raises(ImproperlyConfigured, match=message):
+            env_float("SECONDS", 2.0)
+    monkeypatch.setenv("SECONDS", "0.01")
+    with pytest.raises(ImproperlyConfigured, match="at least 0.05"):
+        env_float("SECONDS", 2.0, minimum=0.05)
+
+
+def test_env_choice_takes_one_of_its_choices_in_any_case(monkeypatch):
+    monkeypatch.setenv("KIND", " HTTP ")
+    assert env_choice("KIND", "none", ("http", "none")) == "http"
+    monkeypatch.setenv("KIND", "grpc")
+    with pytest.raises(ImproperlyConfigured, match="KIND must be one of http, none"):
+        env_choice("KIND", "none", ("http", "none"))
 
 
 def test_env_list_splits_on_commas_and_refuses_empty_items(monkeypatch):
