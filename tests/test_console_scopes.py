@@ -307,3 +307,11 @@ def test_publish_with_the_page_csrf_token_is_accepted(users, org):
 def test_htmx_csrf_header_is_on_the_body(client, users, org):
     page = login(client, users.owner).get("/scopes/")
     assert re.search(r"<body hx-headers='\{\"X-CSRFToken\": \"[A-Za-z0-9]+\"\}'>", page.text)
+
+
+def test_scope_search_ranks_by_meaning_as_agents_search(client, users, org):
+    writes.publish(org.acme, "manager", "reports to Dana Whitfield", principal=users.p_owner)
+    writes.publish(org.acme, "pet", "owns a golden retriever", principal=users.p_owner)
+    response = login(client, users.owner).get("/scopes/tenant:acme/?q=who+is+their+boss")
+    keys = re.findall(r'<td class="key"><a href="/memories/[^/]+/">([^<]+)</a>', response.text)
+    assert keys == ["manager"]

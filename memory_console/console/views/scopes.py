@@ -1,7 +1,6 @@
 """The scope tree, one scope's live memories, and publishing a memory there."""
 
 from django.contrib import messages
-from django.contrib.postgres.search import SearchQuery
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Func, Q
 from django.shortcuts import redirect
@@ -21,11 +20,10 @@ from memory_console.console.forms import (
 )
 from memory_console.console.rendering import render_page
 from memory_console.console.tree import flatten_tree
-from memory_core import audit, writes
+from memory_core import audit, search, writes
 from memory_core.actors import ancestors
 from memory_core.models import Author, Memory, Scope
 from memory_core.models.access import Role
-from memory_core.models.memories import TS_CONFIG
 from memory_core.names import ref_of_scope
 from memory_core.permissions import role_for
 from memory_core.principals import Principal
@@ -61,6 +59,10 @@ def scope_list(request):
     return render_page(request, "console/scopes.html", {"rows": rows})
 
 
+# A console search shows the best this many keys of the scope, ranked.
+SEARCH_RESULTS = 100
+
+
 def _filtered(scope: Scope, filters: dict):
     rows = Memory.objects.live().filter(scope=scope).select_related("origin_actor")
     if filters["author"]:
@@ -70,12 +72,12 @@ def _filtered(scope: Scope, filters: dict):
     if filters["tag"]:
         rows = rows.filter(tags__contains=[filters["tag"]])
     if filters["q"]:
-        q = filters["q"]
-        rows = rows.filter(
-            Q(search=SearchQuery(q, config=TS_CONFIG, search_type="websearch"))
-            | Q(key__icontains=q)
-            | Q(text__icontains=q)
-        )
+        # The agents' search rank (hybrid: words and meaning), over this scope's live rows
+        # only; the best matches first, then the other filters narrow them.
+        _, keys, _ = search.ranked_chain([scope.token], filters["q"], SEARCH_RESULTS)
+        place = {key: n for n, key in enumerate(keys)}
+        found = rows.filter(key__in=keys)
+        return sorted(found, key=lambda m: place[m.key])
     return rows.order_by("-created_at", "-id")
 
 
