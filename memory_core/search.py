@@ -50,29 +50,33 @@ RRF_K = 60
 _TIERS = f"""
     WITH chain_rows AS MATERIALIZED (
         SELECT m.id AS pk, {RECORD_COLUMNS}, m.search {LIVE_IN_CHAIN}
-    ), words AS (
-        SELECT DISTINCT word
+    ), words AS MATERIALIZED (
+        -- Each meaningful word of the query as the stored tsvector spells it (stemmed, stop
+        -- words gone), with a one-lexeme tsquery for it (quoted, so taken as it is).
+        SELECT word, ($q$'$q$ || replace(replace(word, '\\', '\\\\'), $q$'$q$, $q$''$q$)
+                      || $q$'$q$)::tsquery AS query
         FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', %(q)s))) AS word
-    ), key_words AS (
+    ), key_words AS MATERIALIZED (
         SELECT DISTINCT c.key, w.word
-        FROM chain_rows c
-        CROSS JOIN LATERAL unnest(tsvector_to_array(c.search)) AS d(word)
-        JOIN words w ON w.word = d.word
+        FROM chain_rows c JOIN words w ON c.search @@ w.query
     ), lexical AS (
-        SELECT k.key, sum(ln(1 + n.keys::float8 / f.keys)) AS score
+        -- Rarity is counted over the chain's rows (about one per key).
+        SELECT k.key, sum(ln(1 + n.rows::float8 / f.keys)) AS score
         FROM key_words k
         JOIN (SELECT word, count(*) AS keys FROM key_words GROUP BY word) f USING (word)
-        CROSS JOIN (SELECT count(DISTINCT key) AS keys FROM chain_rows) n
+        CROSS JOIN (SELECT count(*) AS rows FROM chain_rows) n
         GROUP BY k.key
         ORDER BY score DESC, k.key
         LIMIT %(limit)s
-    ), semantic AS (
-        SELECT c.key, max(1 - (e.vector <=> %(vector)s::vector)) AS similarity
+    ), scored AS MATERIALIZED (
+        -- The distance row by row, so that no kilobyte vector is carried into the grouping.
+        SELECT c.key, 1 - (e.vector <=> %(vector)s::vector) AS similarity
         FROM chain_rows c
         JOIN memory_core_embedding e ON e.memory_id = c.pk
         WHERE %(vector)s::text IS NOT NULL
           AND e.embedder = %(embedder)s AND e.dims = %(dims)s
-        GROUP BY c.key
+    ), semantic AS (
+        SELECT key, max(similarity) AS similarity FROM scored GROUP BY key
     ), semantic_cut AS (
         SELECT key, similarity
         FROM semantic
