@@ -11,7 +11,8 @@ when pending, rebuilt when the embedder changes.
   with the configured one. Batched, each batch its own transaction, so an interrupted run
   resumes where it stopped (`manage.py reembed`).
 
-Vectors travel as pgvector's text form ("[0.1,0.2,…]"): one literal per row, cast in SQL.
+Vectors travel as binary float8 arrays, cast to `vector` in SQL: formatting 256 floats as
+pgvector's text form cost half a millisecond a vector in Python.
 """
 
 import logging
@@ -28,7 +29,7 @@ PENDING_PER_WRITE = 16
 
 INSERT_EMBEDDING = """
     INSERT INTO memory_core_embedding (memory_id, embedder, dims, vector, embedded_at)
-    VALUES (%(memory)s, %(embedder)s, %(dims)s, %(vector)s::vector, %(at)s)
+    VALUES (%(memory)s, %(embedder)s, %(dims)s, %(vector)s::float8[]::vector, %(at)s)
 """
 
 # Rows to (re)embed, locked so that two fillers never embed the same row, and so that a
@@ -57,10 +58,12 @@ COUNT_STALE = """
       AND (e.embedder IS DISTINCT FROM %(embedder)s OR e.dims IS DISTINCT FROM %(dims)s)
 """
 COUNT_PENDING = "SELECT count(*) FROM memory_core_embedding WHERE vector IS NULL"
+# The batch's vectors as one flat array, each row taking its slice of `dims` values.
 FILL = """
     UPDATE memory_core_embedding e
-    SET embedder = %(embedder)s, dims = %(dims)s, vector = v.vector::vector, embedded_at = now()
-    FROM unnest(%(ids)s::bigint[], %(vectors)s::text[]) AS v(id, vector)
+    SET embedder = %(embedder)s, dims = %(dims)s, embedded_at = now(),
+        vector = (%(flat)s::float8[])[(v.n - 1) * %(dims)s + 1 : v.n * %(dims)s]::vector
+    FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS v(id, n)
     WHERE e.memory_id = v.id
 """
 # A version without any row (written by something that bypassed attach()): made pending.
@@ -71,16 +74,11 @@ MISSING = """
 """
 
 
-def literal(vector) -> str:
-    """pgvector's text form of a vector."""
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-
-
 def attach(memory) -> bool:
     """The embedding row of a version just inserted, in the write's transaction. True when
     it was embedded, False when it is left pending."""
     found = embedders.embed_documents([(memory.key, memory.text)])
-    embedder, vector = (found[0], literal(found[1][0])) if found else (None, None)
+    embedder, vector = (found[0], found[1][0]) if found else (None, None)
     prepared.execute(
         INSERT_EMBEDDING,
         {
@@ -138,7 +136,7 @@ def _embed_rows(select_sql: str, params: dict) -> tuple[int, int | None, bool]:
                     "embedder": embedder.identity,
                     "dims": embedder.dims,
                     "ids": [row[0] for row in rows],
-                    "vectors": [literal(v) for v in vectors],
+                    "flat": [x for vector in vectors for x in vector],
                 },
             )
         return len(rows), rows[-1][0], True

@@ -95,7 +95,7 @@ def test_the_default_embedder_loads_from_its_own_package_and_never_downloads(mon
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", refuse)
     embedder = embedders.WordLlama()
-    (vector,) = embedder.embed(["reports to Dana Whitfield"])
+    (vector,) = embedder.embed(["reports to Dana Whitfield"]).tolist()
     assert len(vector) == embedder.dims == 256 and vector_problem(vector, 256) is None
     assert embedder.identity.startswith("wordllama:l2_supercat_256@0.4")
 
@@ -173,10 +173,11 @@ def test_forget_removes_the_vector_of_every_version(org, client, boss):
         ("manager", "reports to Dana Whitfield"),
         ("manager", "reports to Sam Okafor"),
     ]:
-        vector = embeddings.literal(WORDLLAMA.embed([WORDLLAMA.document(key, text)])[0])
+        vector = WORDLLAMA.embed([WORDLLAMA.document(key, text)])[0].tolist()
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM memory_core_embedding WHERE vector <=> %s::vector < 1e-6",
+                "SELECT count(*) FROM memory_core_embedding"
+                " WHERE vector <=> %s::float8[]::vector < 1e-6",
                 [vector],
             )
             assert cursor.fetchone()[0] == 0

@@ -270,6 +270,8 @@ class Seeder:
             else:
                 texts = [embedder.document(row[3], row[4]) for row in memories]
                 vectors = numpy.asarray(embedder.embed(texts), dtype=numpy.float32)
+                if not numpy.isfinite(vectors).all():
+                    raise RuntimeError(f"{embedder.identity} gave a NaN or infinite vector")
                 for row, vector in zip(memories, vectors, strict=True):
                     copy.write_row((row[0], embedder.identity, embedder.dims, vector, self.now))
         self.embed_seconds += time.perf_counter() - started
