@@ -165,9 +165,9 @@ def stale_count() -> int:
     embedder = embedders.current()
     if embedder is None:
         return 0
-    return prepared.fetch_one(COUNT_STALE, {"embedder": embedder.identity, "dims": embedder.dims})[
-        0
-    ]
+    params = {"embedder": embedder.identity, "dims": embedder.dims}
+    (count,) = prepared.fetch_one(COUNT_STALE, params)
+    return count
 
 
 def reembed(*, batch: int = 512, progress=None, limit: int | None = None) -> int:
