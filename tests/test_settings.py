@@ -156,3 +156,19 @@ def test_without_database_url_the_embedded_servers_roles_are_named_and_nothing_i
     assert (owner["USER"], owner["HOST"]) == (database.OWNER_ROLE, str(pgdata))
     assert app_role(app, owner) == database.APP_ROLE
     assert not base.exists()
+
+
+def test_the_embedded_servers_shared_buffers_are_an_eighth_of_memory_within_bounds():
+    gib = 2**30
+    assert database.server_settings(24 * gib) == {"shared_buffers": "2048MB"}
+    assert database.server_settings(8 * gib) == {"shared_buffers": "1024MB"}
+    assert database.server_settings(512 * 2**20) == {"shared_buffers": "128MB"}
+
+
+def test_the_settings_file_is_written_and_included_once(tmp_path):
+    (tmp_path / "postgresql.conf").write_text("max_connections = 100\n")
+    database.write_server_settings(tmp_path)
+    database.write_server_settings(tmp_path)
+    conf = (tmp_path / "postgresql.conf").read_text()
+    assert conf.count("include_if_exists = 'memory_console.conf'") == 1
+    assert "shared_buffers = '" in (tmp_path / database.SERVER_SETTINGS_FILE).read_text()
