@@ -587,3 +587,70 @@ def test_random_messages_never_make_a_5xx(client, org, message, method, revision
     if response.status_code != 202:
         assert response["Content-Type"] == "application/json"
         assert response.json()["jsonrpc"] == "2.0"
+
+
+# --- what Django and the database answer, in the endpoint's shape -----------------------------
+
+
+class _Down(Exception):
+    """A stand-in for psycopg's error behind Django's OperationalError."""
+
+    sqlstate = None
+
+
+def _operational(sqlstate=None):
+    from django.db import OperationalError
+
+    error = OperationalError("connection refused")
+    cause = _Down()
+    cause.sqlstate = sqlstate
+    error.__cause__ = cause
+    return error
+
+
+@pytest.mark.parametrize(
+    "where", ["memory_core.keys.authenticate", "memory_core.turns.resolve_turn"]
+)
+def test_an_unreachable_database_is_a_json_rpc_503(client, org, monkeypatch, where):
+    def down(*args, **kwargs):
+        raise _operational()
+
+    monkeypatch.setattr(where, down)
+    message = envelope("tools/call", {"name": "memory_context", "arguments": {}})
+    response = post(client, URL, message, org.acme_secret)
+    error = rpc_error(response, 503, -32011)
+    assert error["message"] == "the database is unavailable; try again shortly"
+    assert response["Retry-After"] == "5"
+
+
+def test_a_deadlock_is_a_503_worth_a_retry(client, org, monkeypatch):
+    def deadlocked(*args, **kwargs):
+        raise _operational("40P01")
+
+    monkeypatch.setattr("memory_core.writes.remember", deadlocked)
+    message = envelope("tools/call", {"name": "remember", "arguments": {"key": "k", "fact": "f"}})
+    error = rpc_error(post(client, URL, message, org.acme_secret), 503, -32011)
+    assert "conflict" in error["message"]
+
+
+def test_a_bug_is_a_json_rpc_500_without_a_traceback(org, monkeypatch):
+    from django.test import Client
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug, with a secret in its message")
+
+    monkeypatch.setattr("memory_core.search.search_memories", broken)
+    monkeypatch.setattr("memory_console.mcp.tools.search_chain", broken)
+    client = Client(raise_request_exception=False)
+    message = envelope("tools/call", {"name": "search_memories", "arguments": {"query": "x"}})
+    response = post(client, URL, message, org.acme_secret)
+    error = rpc_error(response, 500, -32603)
+    assert error["message"] == "Internal Server Error"
+    assert b"secret" not in response.content and b"Traceback" not in response.content
+
+
+def test_a_host_not_allowed_is_a_json_rpc_400(client, org):
+    response = post(
+        client, URL, envelope("tools/list"), org.acme_secret, headers={"Host": "evil.example"}
+    )
+    rpc_error(response, 400, -32600)
