@@ -1,8 +1,9 @@
 """Small guards in front of every view: the Content-Security-Policy header, a refusal of
-request bodies too large to be anything this server takes, and JSON errors under /api/.
+request bodies too large to be anything this server takes, and JSON errors under /api/
+and /mcp/.
 
 Each answers in the shape of the part of the site asked: `{"detail": ...}` JSON under
-/api/, a plain page elsewhere.
+/api/, a JSON-RPC error object (id null) under /mcp/, a plain page elsewhere.
 """
 
 import json
@@ -12,12 +13,25 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 
+from memory_console.mcp import jsonrpc
+
 API_PREFIX = "/api/"
+
+
+def is_mcp(path: str) -> bool:
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
+def _mcp_error(status: int, detail: str) -> JsonResponse:
+    code = jsonrpc.INTERNAL_ERROR if status >= 500 else jsonrpc.INVALID_REQUEST
+    return JsonResponse(jsonrpc.error(None, code, detail), status=status)
 
 
 def _refusal(request, status: int, title: str, detail: str) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         response = JsonResponse({"detail": detail}, status=status)
+    elif is_mcp(request.path):
+        response = _mcp_error(status, detail)
     else:
         # Plain markup, no template: nothing here depends on the session, the user or the
         # database, so the refusal costs nothing whatever state the rest of the app is in.
@@ -67,7 +81,8 @@ class RequestSizeLimitMiddleware:
 
 
 class ApiErrorsAsJsonMiddleware:
-    """Under /api/ every error is `{"detail": ...}`, whoever produced it.
+    """Under /api/ every error is `{"detail": ...}`, whoever produced it (under /mcp/, a
+    JSON-RPC error object, the shape an MCP client reads).
 
     The API's own refusals are JSON already. The rest come from Django and are pages: the
     CSRF failure page, the 404 of an unrouted path, the 400 of a bad Host header (raised
@@ -84,13 +99,18 @@ class ApiErrorsAsJsonMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        mcp = is_mcp(request.path)
         if (
             response.status_code >= 400
-            and request.path.startswith(API_PREFIX)
+            and (mcp or request.path.startswith(API_PREFIX))
             and not response.get("Content-Type", "").startswith("application/json")
             and not response.streaming
         ):
-            response.content = json.dumps({"detail": response.reason_phrase})
+            if mcp:
+                body = _mcp_error(response.status_code, response.reason_phrase).content
+            else:
+                body = json.dumps({"detail": response.reason_phrase})
+            response.content = body
             response["Content-Type"] = "application/json"
             if response.has_header("Content-Length"):
                 response["Content-Length"] = str(len(response.content))

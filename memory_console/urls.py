@@ -1,10 +1,13 @@
 """URLs: the agent API under /api/v1/ (OpenAPI at /api/v1/openapi.json, docs at
 /api/v1/docs, health at /api/v1/health); everything else under /api/ is the API's JSON
-404. The console is served at /."""
+404. The MCP endpoint at /mcp/ and /mcp/actors/<ref>/ (a trailing slash optional: an MCP
+client POSTs to the URL it was given, and would not follow a redirect with its body); any
+other path under /mcp/ is a JSON 404. The console is served at /."""
 
 from django.urls import include, path, re_path
 
 from memory_console.api import api, unknown_path
+from memory_console.mcp import views as mcp
 
 urlpatterns = [
     # The API's root names no operation (Ninja's own root view is there for reverse()).
@@ -12,6 +15,10 @@ urlpatterns = [
     path("api/v1/", api.urls),
     # Last among the API's routes: an unmatched /api/… path is a JSON 404, not HTML.
     re_path(r"^api/", unknown_path),
+    re_path(r"^mcp/?$", mcp.endpoint, name="mcp"),
+    # A ref qualified by its tenant holds one "/" (`acme/u1`).
+    re_path(r"^mcp/actors/(?P<ref>[^/]+(?:/[^/]+)?)/?$", mcp.endpoint, name="mcp-actor"),
+    re_path(r"^mcp/", mcp.unknown_path),
     # The console (CONSOLE.md, "Addresses").
     path("", include("memory_console.console.urls")),
 ]

@@ -191,18 +191,39 @@ def key_reaches(actor: Actor, reach: Scope) -> bool:
     return reach.token in chain_of(actor)
 
 
+def bound_ref(api_key) -> str | None:
+    """The stored ref of the one actor a key is bound to (create_api_key --actor), or None.
+
+    keys.authenticate reads it with the key (`bound_ref`), so checking it costs no query."""
+    if api_key.actor_id is None:
+        return None
+    known = getattr(api_key, "bound_ref", None)
+    return known if known is not None else api_key.actor.ref
+
+
+def require_bound_to(api_key, ref: str, named: str) -> None:
+    """A key bound to one actor acts for that actor only: any other ref is the 404 of an
+    actor outside the reach, decided before anything is looked up."""
+    bound = bound_ref(api_key)
+    if bound is not None and ref != bound:
+        raise NotFound(f"actor {named!r} not found", reason="reach")
+
+
 def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Actor:
     """The actor `ref` as seen by an API key: unknown and out-of-reach are the same 404.
 
     With register=True an actor seen for the first time is created with the chain
-    [actor:<ref>, <reach unless global>, global] (API.md, "Actors").
+    [actor:<ref>, <reach unless global>, global] (API.md, "Actors"). A key bound to one
+    actor reaches that actor alone (and registers nobody: its actor exists).
     """
     named = ref
     # A malformed ref is not copied into the log (it may not even fit its column).
     with audit.refusals_logged(principal, "actor.lookup", actor_ref=_loggable(named)):
         ref = stored_ref(ref, api_key.reach)
+    with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+        require_bound_to(api_key, ref, named)
     actor = _actor_with_chain(ref)
-    # A key bound to one actor (its reach is that actor's scope) registers nobody.
+    # A key whose reach is one actor's own scope registers nobody.
     if actor is None and register and not api_key.reach.token.startswith("actor:"):
         actor = _register(ref, api_key.reach, principal)
     if actor is None:
@@ -253,6 +274,8 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     reach = api_key.reach
     with audit.refusals_logged(principal, "actor.put", actor_ref=_loggable(named)):
         ref = stored_ref(ref, reach)
+    with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
+        require_bound_to(api_key, ref, named)
     require(text_problem(display_name, "display_name", 200))
     with audited(principal, "actor.put", actor_ref=ref) as change:
         tokens = _clean_membership_tokens(scopes, tenant_of(reach.token))

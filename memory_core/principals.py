@@ -8,7 +8,7 @@ from typing import Any
 class Principal:
     kind: str  # "api_key" | "user" | "system"
     name: str  # what the ledger and access log record: "key:ab12cd34", "user:alice", "cli"
-    channel: str  # "api" | "console" | "cli"
+    channel: str  # "api" | "mcp" | "console" | "cli" (models.access.Channel)
     user: Any = None
     api_key: Any = None
     # An operator importing on a person's behalf: the name recorded as a memory's origin.
@@ -24,8 +24,10 @@ class Principal:
         return cls(kind="user", name=f"user:{user.get_username()}", channel=channel, user=user)
 
     @classmethod
-    def for_api_key(cls, api_key) -> "Principal":
-        return cls(kind="api_key", name=api_key.principal, channel="api", api_key=api_key)
+    def for_api_key(cls, api_key, channel: str = "api") -> "Principal":
+        """An agent's key, over the REST API or the MCP endpoint (channel "mcp"): the same
+        name, reach and rules either way; only the access log's channel tells them apart."""
+        return cls(kind="api_key", name=api_key.principal, channel=channel, api_key=api_key)
 
     @classmethod
     def system(cls, name: str = "cli", on_behalf_of: str | None = None) -> "Principal":

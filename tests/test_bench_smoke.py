@@ -19,6 +19,8 @@ HTTP_OPS = {
     "search",
     "console_scope",
     "console_ledger",
+    "mcp_context",
+    "mcp_remember",
 }
 IN_PROCESS_OPS = {"core_read", "floor_b", "embed"}
 PEER_OPS = {"peer_read", "peer_put"}

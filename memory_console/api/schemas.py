@@ -94,6 +94,32 @@ ActorRef = Annotated[
     ),
     AfterValidator(storable),
 ]
+# A memory's key and fact, as remember takes them (POST /memories and MCP's remember).
+MemoryKey = Annotated[
+    str,
+    AfterValidator(storable),
+    Field(
+        description="A slug: lowercase letters, digits, '.', '_' and '-', at most 64 characters.",
+        examples=["fiscal-year"],
+        json_schema_extra={"pattern": patterns.KEY, "maxLength": KEY_MAX_CHARS},
+    ),
+]
+# Stated, not enforced here: the service's refusal names MEMORY_MAX_FACT_CHARS.
+Fact = Annotated[
+    str,
+    AfterValidator(storable),
+    Field(
+        description="One line, at most MEMORY_MAX_FACT_CHARS (default 240) characters.",
+        examples=["they report on the calendar year"],
+        json_schema_extra=_fact_schema,
+    ),
+]
+# At least 1: a budget of 0 would leave out every pinned memory, and say so as an alert.
+Budget = Annotated[int, Field(ge=1), BeforeValidator(json_integer)]
+MessageRole = Literal["user", "assistant", "tool"]
+MessageText = Annotated[
+    str, AfterValidator(storable), stated(pattern=patterns.TEXT, maxLength=MAX_MESSAGE_CHARS)
+]
 QueryText = Annotated[
     str, AfterValidator(storable), stated(pattern=patterns.TEXT, maxLength=MAX_QUERY_CHARS)
 ]
@@ -123,25 +149,15 @@ class TurnIn(RequestBody):
     run_id: HostId = Field(description="One agent turn; a repeat returns the stored digest.")
     thread_id: HostId | None = None
     query: QueryText | None = Field(None, description="Recall by relevance to this text.")
-    # At least 1: a budget of 0 would leave out every pinned memory, and say so as an alert.
-    max_memories: Annotated[int, Field(ge=1), BeforeValidator(json_integer)] | None = Field(
+    max_memories: Budget | None = Field(
         None, description="Lowers the server's MEMORY_MAX_LINES for a turn, never raises it."
     )
 
 
 class RememberIn(RequestBody):
     actor: ActorRef
-    key: Annotated[str, AfterValidator(storable)] = Field(
-        description="A slug: lowercase letters, digits, '.', '_' and '-', at most 64 characters.",
-        examples=["fiscal-year"],
-        json_schema_extra={"pattern": patterns.KEY, "maxLength": KEY_MAX_CHARS},
-    )
-    # Stated, not enforced here: the service's refusal names MEMORY_MAX_FACT_CHARS.
-    fact: Annotated[str, AfterValidator(storable)] = Field(
-        description="One line, at most MEMORY_MAX_FACT_CHARS (default 240) characters.",
-        examples=["they report on the calendar year"],
-        json_schema_extra=_fact_schema,
-    )
+    key: MemoryKey
+    fact: Fact
     run_id: HostId | None = None
     tool_call_id: HostId | None = Field(
         None, description="With run_id: a repeated call returns the stored record (200)."
@@ -167,10 +183,8 @@ class ActorIn(RequestBody):
 class MessageIn(RequestBody):
     actor: ActorRef
     run_id: HostId | None = None
-    role: Literal["user", "assistant", "tool"]
-    text: Annotated[
-        str, AfterValidator(storable), stated(pattern=patterns.TEXT, maxLength=MAX_MESSAGE_CHARS)
-    ]
+    role: MessageRole
+    text: MessageText
 
 
 # --- responses --------------------------------------------------------------------------

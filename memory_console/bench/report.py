@@ -16,6 +16,8 @@ OP_ORDER = (
     "search",
     "console_scope",
     "console_ledger",
+    "mcp_context",
+    "mcp_remember",
     "core_read",
     "floor_b",
     "peer_read",
@@ -72,6 +74,12 @@ def _ratio(ops: dict, a: str, b: str, field: str = "p50_ms") -> str:
     return "-"
 
 
+def _difference(ops: dict, a: str, b: str, field: str = "p50_ms") -> str:
+    if a in ops and b in ops:
+        return f"{ops[a][field] - ops[b][field]:+.2f}"
+    return "-"
+
+
 def table(report: dict) -> str:
     ops = report["ops"]
     lines = [
@@ -109,5 +117,7 @@ def table(report: dict) -> str:
         f"turn / floor_b (p50): {_ratio(ops, 'turn', 'floor_b')}",
         f"core_read / peer_read (p50): {_ratio(ops, 'core_read', 'peer_read')}",
         f"remember / peer_put (p50): {_ratio(ops, 'remember', 'peer_put')}",
+        f"mcp_context - turn (p50): {_difference(ops, 'mcp_context', 'turn')} ms",
+        f"mcp_remember - remember (p50): {_difference(ops, 'mcp_remember', 'remember')} ms",
     ]
     return "\n".join(lines)

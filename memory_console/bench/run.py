@@ -84,6 +84,26 @@ def turn_request(rng, actors) -> tuple:
     return ("POST", "/api/v1/turns", body, (200,))
 
 
+def mcp_request(ref: str, tool: str, arguments: dict) -> tuple:
+    from memory_console.loadgen import mcp
+
+    return ("POST", f"/mcp/actors/{ref}/", mcp.tool_call(tool, arguments), (200,))
+
+
+def mcp_headers(port: int, secret: str, sample: tuple) -> dict:
+    """The op's headers, once one call of it (`sample`) has succeeded: an MCP tool error is
+    an HTTP 200, and a benchmark of refusals would measure nothing."""
+    from memory_console.loadgen import client, mcp
+
+    method, path, body, _ = sample
+    tool = body["params"]["name"]
+    headers = mcp.headers(secret, tool)
+    problem = mcp.tool_error(client.request(port, method, path, body=body, headers=headers))
+    if problem:
+        raise RuntimeError(f"{tool} over MCP fails: {problem}")
+    return headers
+
+
 def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
     from memory_console.bench import load, words
     from memory_console.bench.report import summary
@@ -126,9 +146,20 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
         ),
         "console_scope": lambda: ("GET", f"/scopes/{rng.choice(tenants)}/", None, (200,)),
         "console_ledger": lambda: ("GET", "/ledger/", None, (200,)),
+        # The same turn and remember as MCP tool calls (2026-07-28, the actor in the URL).
+        "mcp_context": lambda: mcp_request(
+            pick(), "memory_context", {"run_id": f"bench-{uuid.uuid4().hex}"}
+        ),
+        "mcp_remember": lambda: mcp_request(
+            pick(),
+            "remember",
+            {"key": f"bench-note-{rng.randrange(20)}", "fact": words.fact(rng)},
+        ),
     }
     ops = {}
     for name, plan in plans.items():
+        if name in MCP_TWINS or name in MCP_TWINS.values():
+            continue  # measured beside its twin, below
         requests = [plan() for _ in range(total)]
         headers = console if name.startswith("console_") else api
         latencies, wall = load.drive(
@@ -136,6 +167,41 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
         )
         ops[name] = summary(latencies, wall)
         _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
+    ops.update(twin_ops(port, secret, plans, args))
+    return ops
+
+
+# Each MCP op and the REST op it wraps, measured in alternating rounds: on a shared machine
+# the load drifts between one op's block of requests and the next by more than the
+# difference these figures are read for (MCP's cost over the REST call).
+MCP_TWINS = {"mcp_context": "turn", "mcp_remember": "remember"}
+TWIN_ROUNDS = 10
+
+
+def twin_ops(port, secret, plans, args) -> dict:
+    from memory_console.bench import load
+    from memory_console.bench.report import summary
+
+    api = {"Authorization": f"Bearer {secret}"}
+    ops = {}
+    per_round = -(-args.requests // TWIN_ROUNDS)
+    for mcp_name, rest_name in MCP_TWINS.items():
+        headers = {rest_name: api, mcp_name: mcp_headers(port, secret, plans[mcp_name]())}
+        latencies = {rest_name: [], mcp_name: []}
+        walls = {rest_name: 0.0, mcp_name: 0.0}
+        for start in range(0, args.requests, per_round):
+            count = min(per_round, args.requests - start)
+            warmup = args.warmup if start == 0 else 0
+            for name in (rest_name, mcp_name):
+                requests = [plans[name]() for _ in range(warmup + count)]
+                measured, wall = load.drive(
+                    port, headers[name], lambda i, r=requests: r[i], args.clients, warmup, count
+                )
+                latencies[name] += measured
+                walls[name] += wall
+        for name in (rest_name, mcp_name):
+            ops[name] = summary(latencies[name], walls[name])
+            _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
     return ops
 
 

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_core.ids import api_key_id
-from memory_core.models.guards import Protect, no_truncate
+from memory_core.models.guards import REFUSED_SQLSTATE, Protect, ReadOnly, no_truncate
 from memory_core.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
 
 
@@ -32,6 +32,30 @@ class ScopeGrant(models.Model):
         ]
 
 
+# A key bound to one actor reaches that actor only, and only while it lies inside the key's
+# reach: the reach is `global`, the actor's own scope, or one of its memberships, exactly the
+# scopes of its chain (actors.key_reaches, which also refuses an actor that left the reach
+# after the key was made).
+APIKEY_ACTOR_IN_REACH_SQL = f"""
+    DECLARE reach_token text;
+    BEGIN
+        IF NEW.actor_id IS NULL THEN
+            RETURN NEW;
+        END IF;
+        SELECT token INTO reach_token FROM memory_core_scope WHERE id = NEW.reach_id;
+        IF reach_token = 'global'
+            OR EXISTS (SELECT 1 FROM memory_core_actor a
+                       WHERE a.id = NEW.actor_id AND a.scope_id = NEW.reach_id)
+            OR EXISTS (SELECT 1 FROM memory_core_membership m
+                       WHERE m.actor_id = NEW.actor_id AND m.scope_id = NEW.reach_id) THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION 'api key %: its actor lies outside its reach %', NEW.uid, reach_token
+            USING ERRCODE = '{REFUSED_SQLSTATE}';
+    END;
+"""
+
+
 class ApiKey(models.Model):
     uid = models.CharField(max_length=40, unique=True, default=api_key_id, editable=False)
     name = models.CharField(max_length=100)
@@ -42,6 +66,15 @@ class ApiKey(models.Model):
     secret_hash = models.CharField(max_length=64)
     reach = models.ForeignKey(
         "memory_core.Scope", on_delete=models.PROTECT, related_name="api_keys"
+    )
+    # A key bound to one actor (create_api_key --actor): it acts for that actor only, in the
+    # REST API and over MCP, whatever actor a request names. Null: every actor in reach.
+    actor = models.ForeignKey(
+        "memory_core.Actor",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="api_keys",
     )
     created_by = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -54,6 +87,17 @@ class ApiKey(models.Model):
                 condition=Q(secret_hash__regex=r"^[0-9a-f]{64}$"), name="apikey_secret_is_hash"
             ),
         ]
+        triggers = [
+            pgtrigger.Trigger(
+                name="apikey_actor_in_reach",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Insert,
+                func=APIKEY_ACTOR_IN_REACH_SQL,
+            ),
+            # What a secret may do is fixed when it is handed out: rebinding a live key to
+            # another actor, or widening its reach, would change it behind its holder's back.
+            ReadOnly(name="apikey_binding_immutable", fields=["reach", "actor"]),
+        ]
 
     def __str__(self):
         return f"{self.name} ({self.prefix}…)"
@@ -65,6 +109,8 @@ class ApiKey(models.Model):
 
 class Channel(models.TextChoices):
     API = "api"
+    # The MCP endpoint (/mcp/): the same keys, services and rows as the API.
+    MCP = "mcp"
     CONSOLE = "console"
     CLI = "cli"
 

@@ -37,7 +37,7 @@ STATES = {
 
 
 def _visible(roles):
-    rows = ApiKey.objects.select_related("reach")
+    rows = ApiKey.objects.select_related("reach", "actor")
     if roles is not None:
         rows = rows.filter(reach_id__in=list(roles))
     return rows

@@ -1,4 +1,9 @@
-"""`create_api_key --name NAME --reach SCOPE`: a new key for a host application.
+"""`create_api_key --name NAME --reach SCOPE [--actor REF]`: a new key for a host application.
+
+With `--actor`, the key is bound to that one actor: it acts for it alone, in the API and over
+MCP, whatever actor a request names (for an MCP client that can only be given a key and a
+URL). REF is named as the key names actors: relative to the reach's tenant (`u1`), or
+qualified (`acme/u1`).
 
 The secret is printed once, alone on the last line of stdout, so a script can take it with
 `| tail -n 1`; only its hash is stored.
@@ -6,8 +11,8 @@ The secret is printed once, alone on the last line of stdout, so a script can ta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core import keys
-from memory_core.errors import DomainError
+from memory_core import actors, keys
+from memory_core.errors import DomainError, NotFound
 from memory_core.models import Scope
 from memory_core.principals import Principal
 
@@ -21,8 +26,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True, help="what the key is for, e.g. 'acme host'")
         parser.add_argument("--reach", required=True, metavar="SCOPE", help="e.g. tenant:acme")
+        parser.add_argument(
+            "--actor",
+            metavar="REF",
+            default=None,
+            help=(
+                "bind the key to this one actor (u1, relative to the reach's tenant, or "
+                "acme/u1); registered with the reach if it is new"
+            ),
+        )
 
-    def handle(self, *args, name, reach, **options):
+    def handle(self, *args, name, reach, actor=None, **options):
         scope = Scope.objects.filter(token=reach).first()
         if scope is None:
             raise CommandError(
@@ -30,9 +44,20 @@ class Command(BaseCommand):
                 "(global, a tenant or team that actors belong to)"
             )
         try:
-            key, secret = keys.create_api_key(name, scope, principal=Principal.system("cli"))
+            key, secret = keys.create_api_key(
+                name, scope, principal=Principal.system("cli"), actor_ref=actor
+            )
+        except NotFound as error:
+            raise CommandError(f"{error.message} within the reach {scope.token}") from error
         except DomainError as error:
             raise CommandError(error.message) from error
-        self.stdout.write(f"Created API key {key.uid} {key.name!r} reaching {scope.token}.")
+        if key.actor is None:
+            self.stdout.write(f"Created API key {key.uid} {key.name!r} reaching {scope.token}.")
+        else:
+            chain = ", ".join(actors.chain_of(key.actor))
+            self.stdout.write(
+                f"Created API key {key.uid} {key.name!r} reaching {scope.token}, bound to the "
+                f"actor {key.actor.ref} (chain: {chain})."
+            )
         self.stdout.write("Its secret follows; store it now, it is not shown again:")
         self.stdout.write(secret)
