@@ -183,9 +183,9 @@ def test_search_finds_within_the_chain_only(client, org, others):
     policy, _, _ = others
     result = call(client, org.acme_secret, "search_memories", {"query": "kilometres"})
     body = wire.structured(result)
-    assert [item["id"] for item in body["items"]] == [policy.uid] and body["tier"] == "fts"
+    assert [item["id"] for item in body["items"]] == [policy.uid] and body["tier"] == "hybrid"
     assert result["content"][0]["text"] == (
-        f"1 found (fts):\n- [tenant:acme] units: report in kilometres ({policy.uid})"
+        f"1 found (hybrid):\n- [tenant:acme] units: report in kilometres ({policy.uid})"
     )
     rest = client.get(
         "/api/v1/memories/search",
