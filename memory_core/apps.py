@@ -15,7 +15,11 @@ class MemoryCoreConfig(AppConfig):
     verbose_name = "Memory core"
 
     def ready(self):
+        from memory_core.embeddings import register_dumper
         from memory_core.privileges import grant_after_migrate
+
+        # Vectors as binary real[] parameters, known to every connection made from now on.
+        register_dumper()
 
         # Once per `migrate` (sender: this app), after every app's migrations have run.
         post_migrate.connect(grant_after_migrate, sender=self)

@@ -24,6 +24,7 @@ tenant's rows. Tiers, reported by name:
 from memory_core import audit, embedders, prepared
 from memory_core.actors import chain_of
 from memory_core.applied import LIVE_IN_CHAIN, RECORD_COLUMNS, chain_entries, entry_shapes
+from memory_core.embeddings import Vector
 from memory_core.errors import Invalid
 from memory_core.facts import Record
 from memory_core.inputs import require, text_problem
@@ -69,10 +70,10 @@ _TIERS = f"""
         LIMIT %(limit)s
     ), scored AS MATERIALIZED (
         -- The distance row by row, so that no kilobyte vector is carried into the grouping.
-        SELECT c.key, 1 - (e.vector <=> %(vector)s::float8[]::vector) AS similarity
+        SELECT c.key, 1 - (e.vector <=> %(vector)s::real[]::vector) AS similarity
         FROM chain_rows c
         JOIN memory_core_embedding e ON e.memory_id = c.pk
-        WHERE %(vector)s::float8[] IS NOT NULL
+        WHERE %(vector)s::real[] IS NOT NULL
           AND e.embedder = %(embedder)s AND e.dims = %(dims)s
     ), semantic AS (
         SELECT key, max(similarity) AS similarity FROM scored GROUP BY key
@@ -115,7 +116,7 @@ _TIERS = f"""
     ), ranked AS (
         SELECT tier, key, row_number() OVER (ORDER BY tier_order, score DESC, key) AS place
         FROM (
-            SELECT CASE WHEN %(vector)s::float8[] IS NULL THEN 'fts' ELSE 'hybrid' END AS tier,
+            SELECT CASE WHEN %(vector)s::real[] IS NULL THEN 'fts' ELSE 'hybrid' END AS tier,
                    1 AS tier_order, key, score FROM fused
             UNION ALL SELECT 'trigram', 2, key, score FROM trigram
             UNION ALL SELECT 'like', 3, key, 0 FROM plain
@@ -148,7 +149,7 @@ def _params(chain, query: str, limit: int) -> dict:
     embedder, (vector,) = found
     return {
         **params,
-        "vector": vector,
+        "vector": Vector(vector),
         "embedder": embedder.identity,
         "dims": embedder.dims,
         "min_similarity": embedder.min_similarity,

@@ -12,6 +12,7 @@ DATABASE_URL), which owns nothing (memory_core/privileges.py).
 """
 
 import gc
+import os
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -66,7 +67,10 @@ class ConsoleApplication(BaseApplication):
         application = get_internal_wsgi_application()
         get_resolver().check()  # imports every view and builds the API's schemas now
         # The embedder's model (wordllama: 16 MB of weights), loaded once and shared by the
-        # workers rather than loaded by each on its first write.
+        # workers rather than loaded by each on its first write. A request embeds one short
+        # text: the tokenizer's thread pool would only compete, in every worker, with the
+        # other workers and PostgreSQL for the machine's cores.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         embedder = embedders.current()
         if embedder is not None:
             embedder.warm()
