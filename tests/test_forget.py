@@ -5,7 +5,7 @@ import json
 import pytest
 from django.db import connection
 
-from memory_core import forgetting, turns, writes
+from memory_core import embedders, forgetting, turns, writes
 from memory_core.actors import chain_of
 from memory_core.errors import Forbidden, NotFound
 from memory_core.models import AccessLog, Digest, DigestLine, LedgerEvent, Memory
@@ -32,6 +32,28 @@ def _database_contains(text: str) -> bool:
     return False
 
 
+def _database_holds_vector_of(key: str, text: str) -> bool:
+    """Search every vector column of every table for the vector `text` embeds to (what a
+    version with this key and fact was given), or any vector within a hair of it."""
+    embedder = embedders.current()
+    (vector,) = embedder.embed([embedder.document(key, text)]).tolist()
+    with as_owner(), connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT table_name, column_name FROM information_schema.columns
+               WHERE table_schema = 'public' AND udt_name = 'vector'"""
+        )
+        columns = cursor.fetchall()
+        assert columns, "no vector column found: the check would prove nothing"
+        for table, column in columns:
+            cursor.execute(
+                f'SELECT 1 FROM "{table}" WHERE "{column}" <=> %s::float8[]::vector < 1e-6 LIMIT 1',
+                [vector],
+            )
+            if cursor.fetchone():
+                return True
+    return False
+
+
 @pytest.fixture
 def chain_in_prompts(org, operator):
     writes.publish(org.root, "health", "no medical notes are kept", principal=operator)
@@ -46,8 +68,11 @@ def test_forget_erases_every_version_and_scrubs_stored_digests(org, chain_in_pro
     result = forgetting.forget_for_actor(second, org.u1, chain_of(org.u1), principal=org.acme_agent)
     assert set(result.memory_ids) == {first.uid, second.uid}
     assert not Memory.objects.filter(lineage=second.lineage).exists()
+    assert _database_holds_vector_of("health", "no medical notes are kept")  # the check works
     assert not _database_contains(SECRET)
     assert not _database_contains("penicillin")
+    assert not _database_holds_vector_of("health", SECRET)
+    assert not _database_holds_vector_of("health", "penicillin: unsure")
     digest = Digest.objects.get(run_id="run_1")
     line = DigestLine.objects.get(digest=digest, memory_uid=second.uid)
     assert line.text == "[forgotten]" and line.memory is None
