@@ -49,6 +49,22 @@ class Erased:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def report(self, ref: str) -> str:
+        """What was removed, in one paragraph (the console's notice, the command's output)."""
+        return (
+            f"Erased {ref}: {_count(self.memories, 'memory', 'memories')} forgotten "
+            f"({_count(self.versions, 'version')}); the text of "
+            f"{_count(self.digests, 'stored turn')} erased ({_count(self.lines, 'prompt line')}); "
+            f"{_count(self.threads, 'conversation')} with {_count(self.messages, 'message')} "
+            f"deleted; {_count(self.api_keys, 'bound API key')} revoked. "
+            f"{_count(self.republished, 'copy', 'copies')} republished wider by a person kept as "
+            "the organisation's own. The ledger records the counts (actor.erased)."
+        )
+
+
+def _count(n: int, thing: str, things: str | None = None) -> str:
+    return f"{n} {thing if n == 1 else (things or thing + 's')}"
+
 
 def erase_actor(actor: Actor, *, principal) -> Erased:
     """An administrator of the actor's scope erases the person the actor stands for."""

@@ -1,8 +1,11 @@
 """erase_actor: everything held about one person goes; the ledger keeps counts only."""
 
+import io
 import json
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 
 from memory_core import erasure, keys, transcripts, turns, writes
@@ -161,3 +164,38 @@ def test_erasing_twice_finds_nothing_more(org, users, person):
     assert again == erasure.Erased(
         memories=0, versions=0, digests=2, lines=0, threads=0, messages=0, api_keys=0, republished=0
     )
+
+
+# --- manage.py erase_actor --------------------------------------------------------------
+
+
+def _run(*args) -> str:
+    out = io.StringIO()
+    call_command("erase_actor", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_erase_actor_command_with_yes_erases_and_prints_the_report(org, person):
+    out = _run("acme/u1", "--yes")
+    assert out.startswith("Erased acme/u1: 2 memories forgotten (3 versions); the text of ")
+    assert "1 bound API key revoked" in out
+    assert _tables_holding(FACT) == [] and _tables_holding(MESSAGE_USER) == []
+    assert LedgerEvent.objects.get(kind="actor.erased").principal == "cli"
+
+
+def test_erase_actor_command_asks_for_the_ref_and_a_wrong_one_erases_nothing(
+    org, person, monkeypatch
+):
+    monkeypatch.setattr("builtins.input", lambda prompt: "acme/u2")
+    with pytest.raises(CommandError, match="nothing was erased"):
+        _run("acme/u1")
+    assert Memory.objects.filter(scope=org.u1.scope).count() == 3
+    monkeypatch.setattr("builtins.input", lambda prompt: "acme/u1\n")
+    assert "Erased acme/u1" in _run("acme/u1")
+    assert not Memory.objects.filter(scope=org.u1.scope).exists()
+
+
+def test_erase_actor_command_refuses_an_unknown_ref(org):
+    with pytest.raises(CommandError, match="no actor 'u1'"):
+        _run("u1", "--yes")
+    assert not LedgerEvent.objects.filter(kind="actor.erased").exists()

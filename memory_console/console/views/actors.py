@@ -176,29 +176,10 @@ def _erase(request, ref):
     if request.POST.get("confirm_ref", "").strip() != actor.ref:
         raise Invalid("type the actor's ref exactly to confirm; nothing was erased")
     erased = erasure.erase_actor(actor, principal=Principal.for_user(request.user))
-    messages.success(request, erase_report(actor.ref, erased))
+    messages.success(request, erased.report(actor.ref))
     # The page is the same address, now empty of the person: htmx goes there like the
     # redirect, with the report waiting as a flash message.
     page = reverse("console:actor", kwargs={"ref": actor.ref})
     if wants_fragment(request):
         return HttpResponseClientRedirect(page)
     return redirect(page)
-
-
-def _count(n: int, thing: str, things: str | None = None) -> str:
-    return f"{n} {thing if n == 1 else (things or thing + 's')}"
-
-
-def erase_report(ref: str, erased: erasure.Erased) -> str:
-    """What an erasure removed, said in one flash message."""
-    return (
-        f"Erased {ref}: {_count(erased.memories, 'memory', 'memories')} forgotten "
-        f"({_count(erased.versions, 'version')}); the text of "
-        f"{_count(erased.digests, 'stored turn')} erased "
-        f"({_count(erased.lines, 'prompt line')}); "
-        f"{_count(erased.threads, 'conversation')} with "
-        f"{_count(erased.messages, 'message')} deleted; "
-        f"{_count(erased.api_keys, 'bound API key')} revoked. "
-        f"{_count(erased.republished, 'copy', 'copies')} republished wider by a person "
-        "kept as the organisation's own. The ledger records the counts (actor.erased)."
-    )
