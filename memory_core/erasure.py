@@ -71,7 +71,9 @@ def erase_actor(actor: Actor, *, principal) -> Erased:
     with audited(principal, "actor.erase", actor_ref=actor.ref, scope=actor.scope.token) as change:
         if not principal.is_human or not can_administer(principal, actor.scope):
             raise Forbidden(f"you do not administer {actor.scope.token}")
-        # Serialises two erasures of one actor (and a rename) while this one runs.
+        # FOR UPDATE on the actor (and its scope) conflicts with the FOR KEY SHARE that every
+        # insert of a digest, a thread or a memory at the scope takes on them: no turn, new
+        # conversation or memory lands half-way through; one that waited is a new history.
         actor = Actor.objects.select_related("scope").select_for_update().get(pk=actor.pk)
         republished, memories, versions = _forget_memories(change, actor)
         digests, lines = _scrub_turns(actor)
@@ -131,9 +133,12 @@ def _scrub_turns(actor: Actor) -> tuple[int, int]:
 
 
 def _delete_transcripts(actor: Actor) -> tuple[int, int]:
-    threads = Thread.objects.filter(actor=actor)
+    # (The app role may not lock threads FOR UPDATE. A message added to one of them in
+    # between the two deletes fails this change at COMMIT, on the foreign key: nothing is
+    # half erased, and the erasure can be run again.)
+    threads = list(Thread.objects.filter(actor=actor))
     messages, _ = Message.objects.filter(thread__in=threads).delete()
-    count, _ = threads.delete()
+    count, _ = Thread.objects.filter(pk__in=[t.pk for t in threads]).delete()
     return count, messages
 
 
