@@ -50,6 +50,21 @@ def forget(memory: Memory, *, principal) -> Forgotten:
 
 
 def _forget(change: Change, memory: Memory) -> Forgotten:
+    result = forget_lineage(change, memory)
+    change.log(
+        204,
+        scope=memory.scope.token,
+        memory_ids=result.memory_ids,
+        count=len(result.memory_ids),
+        detail={"digests": result.digests, "lines": result.lines},
+    )
+    return result
+
+
+def forget_lineage(change: Change, memory: Memory) -> Forgotten:
+    """The erasure itself, inside a caller's change (forget, or erasure.erase_actor, which
+    forgets many memories in one change): its ledger event is added to `change`, and the
+    caller writes the change's access-log row."""
     scope = memory.scope
     advisory_xact_lock("memory", scope.id, memory.key)
     versions = list(
@@ -75,13 +90,6 @@ def _forget(change: Change, memory: Memory) -> Forgotten:
         scope,
         {"memories": sorted(uids), "versions": len(uids), "digests": digests, "lines": lines},
         actor_ref=change.actor_ref,
-    )
-    change.log(
-        204,
-        scope=scope.token,
-        memory_ids=result.memory_ids,
-        count=len(uids),
-        detail={"digests": digests, "lines": lines},
     )
     return result
 

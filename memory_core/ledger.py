@@ -50,6 +50,9 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
         "messages",
         "threads",
         "count",
+        # actor.erased: counts of what an erasure removed (erasure.Erased).
+        "api_keys",
+        "republished",
     }
 )
 

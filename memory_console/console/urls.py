@@ -45,7 +45,10 @@ urlpatterns = [
     path("memories/<str:uid>/unpin/", memory_actions.unpin, name="memory-unpin"),
     path("memories/<str:uid>/invalidate/", memory_actions.invalidate, name="memory-invalidate"),
     path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
-    # Refs are qualified by their tenant (`acme/u1`); nothing is routed below an actor.
+    # Refs are qualified by their tenant (`acme/u1`). "erase/" below an actor is tried
+    # first, and answers a GET with the page of the actor whose ref ends in "erase"
+    # (views/actors.py); nothing else is routed below an actor.
+    path("actors/<path:ref>/erase/", actors.actor_erase, name="actor-erase"),
     path("actors/<path:ref>/", actors.actor_detail, name="actor"),
     path("conflicts/", conflicts.conflict_list, name="conflicts"),
     # A conflicts-page row's inline decisions (the narrower memory, then the wider one).

@@ -1,16 +1,22 @@
 """The actor page: its chain, every memory that applies to it, its conflicts, its recent
-turns, and a preview of the block its agent would get now for a query."""
+turns, and a preview of the block its agent would get now for a query; and, for an
+administrator, the erasure of the person it stands for (memory_core/erasure.py)."""
 
 from dataclasses import dataclass
 
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
+from django_htmx.http import HttpResponseClientRedirect
 
 from memory_console.console.access import actor_for_reader, console_view, readable_scope_roles
+from memory_console.console.actions import Notice, error_text, htmx_action
 from memory_console.console.forms import AUTHOR_COMBINATION_LABELS
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import applied, audit, turns
+from memory_core import applied, audit, erasure, turns
 from memory_core.actors import chain_of
-from memory_core.errors import Invalid
+from memory_core.errors import DomainError, Invalid, NotFound
 from memory_core.models import Actor, Digest, Memory, Scope
 from memory_core.permissions import role_for
 from memory_core.principals import Principal
@@ -18,6 +24,7 @@ from memory_core.principals import Principal
 RECENT_TURNS = 10
 PAGE = "console/actor.html"
 PREVIEW = "console/_block_preview.html"
+ERASE = "console/_actor_erase.html"
 
 
 @dataclass(frozen=True)
@@ -108,15 +115,18 @@ def _page_context(request, actor: Actor, readable) -> dict:
 @console_view
 @require_GET
 def actor_detail(request, ref):
-    actor = actor_for_reader(request.user, ref)
+    return _actor_page(request, actor_for_reader(request.user, ref))
+
+
+def _actor_page(request, actor: Actor, *, erase_error: str | None = None, status: int = 200):
     readable = _readable(request.user)
-    preview, status = _preview(request, actor, readable)
-    context = {"actor": actor, "preview": preview}
+    preview, preview_status = _preview(request, actor, readable)
+    context = {"actor": actor, "preview": preview, "erase_error": erase_error}
     if wants_fragment(request):
         # The preview form's swap: only the block, and only preview_turn's log row.
-        return render_page(request, PAGE, context, fragment=PREVIEW, status=status)
+        return render_page(request, PAGE, context, fragment=PREVIEW, status=preview_status)
     context.update(_page_context(request, actor, readable))
-    response = render_page(request, PAGE, context, status=status)
+    response = render_page(request, PAGE, context, status=max(status, preview_status))
     audit.record(
         Principal.for_user(request.user),
         "actor.read",
@@ -127,3 +137,49 @@ def actor_detail(request, ref):
         count=len(context["applied"]),
     )
     return response
+
+
+def actor_erase(request, ref):
+    """POST `/actors/<ref>/erase/` erases actor <ref>. Any other method is meant for the
+    actor whose ref ends in "/erase" (`acme/erase`), whose page shares the address: routed
+    there, so no host's choice of user id hides a page (as views/scopes.scope_publish)."""
+    if request.method != "POST":
+        return actor_detail(request, f"{ref}/erase")
+    return _erase(request, ref=ref)
+
+
+def _erase_invalid(request, error, ref):
+    """A plain POST with the wrong confirmation: the actor page, the message by the form."""
+    actor = actor_for_reader(request.user, ref)
+    return _actor_page(request, actor, erase_error=error.message, status=422)
+
+
+def _erase_refused(request, error: DomainError, ref):
+    """htmx's answer to a refusal or a wrong confirmation: the erase section, message inside
+    (status 200: console/actions.py says why)."""
+    try:
+        actor = actor_for_reader(request.user, ref)
+    except NotFound:
+        notice = Notice("error", error_text(error, readable=False))
+        return render(request, "console/_action_notice.html", {"notice": notice})
+    if isinstance(error, Invalid):
+        return render(request, ERASE, {"actor": actor, "erase_error": error.message})
+    notice = Notice("error", error_text(error, readable=True))
+    return render(request, ERASE, {"actor": actor, "notice": notice})
+
+
+@htmx_action(refused=_erase_refused, invalid=_erase_invalid)
+def _erase(request, ref):
+    actor = actor_for_reader(request.user, ref)
+    # Typing the ref is the console's confirmation that the person means this actor; a
+    # wrong ref changes nothing.
+    if request.POST.get("confirm_ref", "").strip() != actor.ref:
+        raise Invalid("type the actor's ref exactly to confirm; nothing was erased")
+    erased = erasure.erase_actor(actor, principal=Principal.for_user(request.user))
+    messages.success(request, erased.report(actor.ref))
+    # The page is the same address, now empty of the person: htmx goes there like the
+    # redirect, with the report waiting as a flash message.
+    page = reverse("console:actor", kwargs={"ref": actor.ref})
+    if wants_fragment(request):
+        return HttpResponseClientRedirect(page)
+    return redirect(page)
