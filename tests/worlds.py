@@ -117,6 +117,7 @@ class World:
         self.actors = [a for people in self.people for a in people]
         if self.loner is not None:
             self.actors.append(self.loner)
+        self._shared = set()
         for n, note in enumerate(spec["notes"]):
             self._note(n, *note)
         self.users = self._users(spec["users"])
@@ -142,8 +143,16 @@ class World:
         now = timezone.now()
         expires = {"expired": now - timedelta(days=1), "expires-later": now + timedelta(days=1)}
         memory = None
+        # Every third note ends on a text shared by its key, so that the same value held at
+        # two scopes of a chain (a duplicate, not a conflict) occurs; once per slot, so
+        # that no version supersedes its own text.
+        shared = n % 3 == 0 and (scope.pk, key) not in self._shared
+        if shared:
+            self._shared.add((scope.pk, key))
         for v in range(versions):
             text = f"note {self.tag} {n} v{v}"
+            if shared and v == versions - 1:
+                text = f"shared {self.tag} {key}"
             if actor is not None and by_agent and fate not in expires:
                 memory = writes.remember(actor, key, text, principal=agent).memory
             else:
