@@ -79,9 +79,7 @@ class Conflict:
     duplicate: bool = False  # the two values are the same text: no conflict, a duplicate
 
 
-def conflicts(
-    *, reach_tokens=None, scope=None, authors=None, duplicates=False, limit=50, offset=0
-):
+def conflicts(*, reach_tokens=None, scope=None, authors=None, duplicates=False, limit=50, offset=0):
     """(page of Conflicts, total). reach_tokens=None means every actor (superuser).
     duplicates=False: the pairs whose values differ (the conflicts); True: the pairs whose
     values are the same text (the duplicates)."""
