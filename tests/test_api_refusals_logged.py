@@ -107,3 +107,10 @@ def test_every_operation_has_its_access_log_action():
                 if operation.auth_callbacks:
                     for method in operation.methods:
                         assert (method, name) in ACTIONS, (method, url)
+
+
+def test_json_nested_too_deep_to_parse_is_a_logged_422(org, client):
+    body = "[" * 10_000 + "]" * 10_000
+    response = _send(client, "post", "/api/v1/memories", body, org.acme_secret)
+    assert response.status_code == 422
+    _refusal("remember", org.acme_key.principal)

@@ -70,7 +70,7 @@ def as_pairs(page) -> list[tuple[str, str, str]]:
 
 
 @EXAMPLES
-@given(spec=worlds())
+@given(spec=worlds(duplicates=True))
 def test_the_conflicts_query_says_what_precedence_says_for_every_actor(db, operator, spec):
     world = World(spec, operator)
     records, now = live_records(), timezone.now()

@@ -42,8 +42,9 @@ class JsonBodyParser(Parser):
     def parse_body(self, request):
         try:
             return super().parse_body(request)
-        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError alike
-            raise BodyNotJson(str(error)) from error
+        # JSONDecodeError and UnicodeDecodeError alike, and nesting too deep to parse.
+        except (ValueError, RecursionError) as error:
+            raise BodyNotJson(type(error).__name__) from error
 
 
 # The access-log action of each operation, by (method, Django URL name), so a request
