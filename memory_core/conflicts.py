@@ -6,6 +6,11 @@ team's value over the tenant's) is listed once, with how many actors it applies 
 Agent-over-human pairs come first: there an agent's conclusion is overriding what a person
 decided, which is what an administrator should look at.
 
+A pair whose two values are the same text is no conflict: nothing a person decided is
+overridden, the narrower copy merely repeats it (typically an agent's note left live after
+a person republished it wider). Such pairs are duplicates, asked for apart
+(`duplicates=True`); the remedy is to retire the narrower copy.
+
 The query restates precedence (precedence.resolve, the rule) for every actor at once: the
 chain as ranks (the actor's own scope 0, memberships in order, `global` last at 32767) and
 the winner of a key as DISTINCT ON its narrowest rank. One statement over every actor is
@@ -55,9 +60,12 @@ pairs AS (
 )
 SELECT narrow_id, wide_id, authors, actors, count(*) OVER () AS total
 FROM pairs
+JOIN memory_core_memory narrow ON narrow.id = narrow_id
+JOIN memory_core_memory wide ON wide.id = wide_id
 WHERE (%(scope)s::bigint IS NULL OR narrow_scope = %(scope)s OR wide_scope = %(scope)s)
   AND (%(authors)s::text IS NULL OR authors = %(authors)s)
-ORDER BY (authors = 'agent>human') DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
+  AND (narrow.text = wide.text) = %(duplicates)s
+ORDER BY (authors = 'agent>human') DESC, pairs.key, narrow_rank, wide_rank, narrow_id, wide_id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 
@@ -68,10 +76,13 @@ class Conflict:
     wide: Memory
     authors: str  # "agent>human": the narrower value's author, then the wider one's
     actors: int  # how many chains this pair is a conflict in
+    duplicate: bool = False  # the two values are the same text: no conflict, a duplicate
 
 
-def conflicts(*, reach_tokens=None, scope=None, authors=None, limit=50, offset=0):
-    """(page of Conflicts, total). reach_tokens=None means every actor (superuser)."""
+def conflicts(*, reach_tokens=None, scope=None, authors=None, duplicates=False, limit=50, offset=0):
+    """(page of Conflicts, total). reach_tokens=None means every actor (superuser).
+    duplicates=False: the pairs whose values differ (the conflicts); True: the pairs whose
+    values are the same text (the duplicates)."""
     if authors is not None and authors not in AUTHOR_COMBINATIONS:
         raise ValueError(f"authors must be one of {AUTHOR_COMBINATIONS}")
     params = {
@@ -79,6 +90,7 @@ def conflicts(*, reach_tokens=None, scope=None, authors=None, limit=50, offset=0
         "reach": list(reach_tokens or []),
         "scope": scope.id if scope is not None else None,
         "authors": authors,
+        "duplicates": bool(duplicates),
         "limit": limit,
         "offset": offset,
     }
@@ -89,5 +101,5 @@ def conflicts(*, reach_tokens=None, scope=None, authors=None, limit=50, offset=0
         return [], 0
     ids = {r[0] for r in rows} | {r[1] for r in rows}
     by_id = Memory.objects.select_related("scope", "origin_actor").in_bulk(ids)
-    page = [Conflict(by_id[n], by_id[w], a, c) for n, w, a, c, _ in rows]
+    page = [Conflict(by_id[n], by_id[w], a, c, bool(duplicates)) for n, w, a, c, _ in rows]
     return page, rows[0][4]

@@ -10,10 +10,64 @@ from memory_core.actors import global_scope
 from memory_core.changes import audited
 from memory_core.errors import Invalid
 from memory_core.inputs import host_id_problem, require, text_problem
-from memory_core.models import Actor, Message, Thread
+from memory_core.models import Actor, LedgerEvent, Message, Thread
 from memory_core.models.transcripts import Role
 
 MAX_MESSAGE_CHARS = 100_000
+
+# What a turn's thread id leads to. A thread row exists from its first message on (turns
+# create none) and leaves only when a prune empties it, so a thread id with no row either
+# never had a message recorded or was pruned away; only a prune that removed threads
+# after the turn can have done the latter.
+THREAD_NONE = "none"  # the turn named no thread
+THREAD_STORED = "stored"  # its messages are stored: the conversation page shows them
+THREAD_NOT_RECORDED = "not_recorded"  # no message of it was ever recorded
+THREAD_PRUNED = "pruned"  # no longer stored: a prune since the turn removed it
+
+
+def thread_state(thread_ref, *, stored: bool, turn_at, last_prune_at) -> str:
+    """Where a turn's thread stands, from whether its row exists, when the turn was stored,
+    and when a prune last removed threads (None: never)."""
+    if not thread_ref:
+        return THREAD_NONE
+    if stored:
+        return THREAD_STORED
+    if last_prune_at is not None and last_prune_at >= turn_at:
+        return THREAD_PRUNED
+    return THREAD_NOT_RECORDED
+
+
+def last_thread_prune():
+    """When a prune last removed whole threads, or None (ledger_kind_idx serves it)."""
+    return (
+        LedgerEvent.objects.filter(kind="history.pruned", payload__threads__gt=0)
+        .order_by("-id")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
+def thread_states(digests) -> dict[int, str]:
+    """digest id -> its thread's state, in two queries whatever the number of digests."""
+    named = [d for d in digests if d.thread_ref]
+    stored = set()
+    if named:
+        stored = set(
+            Thread.objects.filter(
+                actor_id__in={d.actor_id for d in named}, ref__in={d.thread_ref for d in named}
+            ).values_list("actor_id", "ref")
+        )
+    missing = any((d.actor_id, d.thread_ref) not in stored for d in named)
+    last_prune = last_thread_prune() if missing else None
+    return {
+        d.id: thread_state(
+            d.thread_ref,
+            stored=(d.actor_id, d.thread_ref) in stored,
+            turn_at=d.created_at,
+            last_prune_at=last_prune,
+        )
+        for d in digests
+    }
 
 
 def record_message(

@@ -107,10 +107,10 @@ schema.config.generation.update(modes=list(GenerationMode), max_examples=MAX_EXA
 # What a well-formed request may be answered with. 401 is not among them: every request
 # carries a live key. 403 and 404 depend on what exists (see the module docstring).
 schema.config.checks.positive_data_acceptance.expected_statuses = ["2XX", "403", "404"]
-# A malformed request is refused: as such (400 unparseable, 422 invalid, 401 without its
-# Authorization header), or for what else it asks before its shape is looked at (403 a
-# scope outside the reach, listed twice), or it never reaches an operation (404 a path
-# parameter that routes nowhere, 405 for its method).
+# A malformed request is refused: as such (422 invalid or not JSON, 400 what Django refuses
+# before the API sees it, 401 without its Authorization header), or for what else it asks
+# before its shape is looked at (403 a scope outside the reach, listed twice), or it never
+# reaches an operation (404 a path parameter that routes nowhere, 405 for its method).
 schema.config.checks.negative_data_rejection.expected_statuses = [
     "400",
     "401",

@@ -218,11 +218,11 @@ def test_malformed_turn_requests_are_422_with_a_clear_detail(org, client, body, 
     assert not Digest.objects.exists()
 
 
-def test_a_body_that_is_not_json_is_400(org, client):
+def test_a_body_that_is_not_json_is_422(org, client):
     response = client.post(
         TURNS, "{not json", content_type="application/json", headers=bearer(org.acme_secret)
     )
-    assert response.status_code == 400 and "detail" in response.json()
+    assert response.status_code == 422 and "detail" in response.json()
 
 
 def test_a_turn_costs_a_handful_of_queries(

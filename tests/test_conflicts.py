@@ -42,3 +42,19 @@ def test_conflicts_filter_by_scope_and_author_combination(org, operator):
     assert human[0].actors == 2  # u1 and u2 both see tenant:acme over global
     agent, _ = conflicts(authors="agent>human", scope=org.acme)
     assert [c.narrow.key for c in agent] == ["tone"]
+
+
+def test_the_same_value_at_two_scopes_is_a_duplicate_not_a_conflict(org, users, operator):
+    note = writes.remember(org.u1, "units", "miles", principal=org.acme_agent).memory
+    # Republished at the tenant without retiring the original: two identical live values.
+    copy = writes.promote(note, org.acme, principal=users.p_owner)
+    writes.publish(org.root, "units", "km", principal=operator)
+    page, total = conflicts()
+    assert [(c.narrow.pk, c.wide.text) for c in page] == [(note.pk, "km"), (copy.pk, "km")]
+    assert total == 2 and not any(c.duplicate for c in page)
+    doubled, total = conflicts(duplicates=True)
+    assert [(c.narrow.pk, c.wide.pk, c.authors, c.duplicate) for c in doubled] == [
+        (note.pk, copy.pk, "agent>human", True)
+    ]
+    assert total == 1
+    assert [c.wide.text for c in conflicts(authors="agent>human")[0]] == ["km"]

@@ -264,3 +264,71 @@ def test_a_filter_value_is_escaped_too(client, users, pairs):
     text = _get(client, users.owner, scope='"><script>x</script>').text
     assert "<script>x" not in text
     assert "&quot;&gt;&lt;script&gt;x&lt;/script&gt;" in text
+
+
+# --- duplicates: the same value at two scopes -----------------------------------------------
+
+
+@pytest.fixture
+def doubled(users, org):
+    """An agent's note republished at the tenant without retiring it: the same value twice."""
+    note = writes.remember(org.u1, "tz", "works in CET", principal=org.acme_agent).memory
+    copy = writes.promote(note, org.acme, principal=users.p_owner)
+    return note, copy
+
+
+def test_the_same_value_twice_is_not_listed_as_a_conflict(client, users, doubled):
+    response = _get(client, users.owner)
+    assert _rows(response) == []
+    assert 'class="authors authors-agenthuman"' not in response.text
+    assert "0 conflicts" in response.text
+    assert 'href="/conflicts/?show=duplicates"' in response.text and "1 duplicate" in response.text
+
+
+def test_duplicates_are_listed_apart_with_the_retire_action(client, users, doubled):
+    note, copy = doubled
+    response = _get(client, users.owner, show="duplicates")
+    rows = _rows(response)
+    assert len(rows) == 1 and "1 duplicate" in response.text
+    row = rows[0]
+    assert "duplicate" in row and note.uid in row and copy.uid in row
+    assert f'action="/conflicts/{note.uid}/{copy.uid}/invalidate/"' in row
+    assert f"the same value is held at tenant:acme ({copy.uid})" in row
+    assert "Retire the narrower copy" in row and "/republish/" not in row
+    assert 'name="next" value="/conflicts/?show=duplicates"' in row
+    assert "0 conflicts" in response.text
+
+
+def test_an_auditor_sees_duplicates_read_only(client, users, doubled):
+    row = _rows(_get(client, users.auditor, show="duplicates"))[0]
+    assert "/invalidate/" not in row and "read only" in row
+
+
+def test_retiring_a_duplicates_narrower_copy_keeps_the_wider_value(client, users, doubled):
+    note, copy = doubled
+    client.force_login(users.owner)
+    reason = f"duplicate: the same value is held at tenant:acme ({copy.uid})"
+    response = client.post(
+        f"/conflicts/{note.uid}/{copy.uid}/invalidate/",
+        {"reason": reason, "next": "/conflicts/?show=duplicates"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/conflicts/?show=duplicates"
+    retired = Memory.objects.get(pk=note.pk)
+    assert (retired.retired_reason, retired.retired_note) == ("invalidated", reason)
+    assert Memory.objects.get(pk=copy.pk).retired_at is None
+    assert LedgerEvent.objects.filter(kind="memory.invalidated").count() == 1
+    assert _rows(client.get("/conflicts/?show=duplicates")) == []
+
+
+def test_a_differing_value_stays_a_conflict_beside_a_duplicate(client, users, org, doubled):
+    writes.publish(org.ops, "tz", "works in UTC", principal=users.p_owner)
+    rows = _rows(_get(client, users.owner))
+    assert len(rows) == 1 and "works in UTC" in rows[0]
+
+
+def test_republish_offers_to_retire_the_original_by_default(client, users, pairs):
+    tone = _rows(_get(client, users.owner))[0]
+    assert '<input type="checkbox" name="retire_original" checked>' in tone
+    page = client.get(f"/memories/{pairs.tone_brief.uid}/").text
+    assert re.search(r'<input type="checkbox" name="retire_original"\s+checked>', page)

@@ -117,8 +117,11 @@ def test_reach_filter(client, users, org):
 
 
 def test_owner_creates_a_key_and_sees_its_secret_once(client, users, org):
-    response = _create(client, users.owner, "support bot", "tenant:acme")
-    assert response.status_code == 201
+    posted = _create(client, users.owner, "support bot", "tenant:acme")
+    assert posted.status_code == 303 and posted["Location"] == "/keys/#new-key"
+    assert "mc_" not in posted.text
+    response = client.get("/keys/")
+    assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
     assert "it is not stored and will not be shown again" in response.text
     secret = _secret_in(response)
@@ -142,13 +145,49 @@ def test_owner_creates_a_key_and_sees_its_secret_once(client, users, org):
     assert secret[3:] not in str(list(LedgerEvent.objects.values_list("payload", flat=True)))
 
 
+def test_reloading_after_create_shows_no_secret_and_creates_no_second_key(client, users, org):
+    count = ApiKey.objects.count()
+    posted = _create(client, users.owner, "support bot", "tenant:acme")
+    first, reload = client.get(posted["Location"]), client.get(posted["Location"])
+    secret = _secret_in(first)
+    assert secret not in reload.text and 'class="secret"' not in reload.text
+    assert "no-store" not in reload.get("Cache-Control", "")
+    assert ApiKey.objects.count() == count + 1
+    assert ApiKey.objects.filter(name="support bot", revoked_at__isnull=True).count() == 1
+    assert LedgerEvent.objects.filter(kind="api_key.created", principal="user:owner").count() == 1
+
+
+def test_an_htmx_filter_after_create_leaves_the_secret_for_the_page(client, users, org):
+    _create(client, users.owner, "support bot", "tenant:acme")
+    rows = client.get("/keys/", {"state": "live"}, headers={"HX-Request": "true"})
+    assert 'class="secret"' not in rows.text
+    assert _secret_in(client.get("/keys/"))
+
+
+def test_the_reach_selector_preselects_nothing_and_lists_the_narrowest_first(client, users, org):
+    text = login(client, users.su).get("/keys/").text.split('id="key-reach"')[1]
+    text = text.split("</select>")[0]
+    assert re.search(r'<option value="" selected disabled>', text)
+    assert len(re.findall(r"\bselected\b", text)) == 1
+    offered = re.findall(r'<option value="([^"]+)"', text)
+    assert offered.index("team:acme/ops") < offered.index("tenant:acme") < offered.index("global")
+    assert offered[-1] == "global"
+
+
+def test_creating_without_a_reach_is_a_form_error(client, users, org):
+    count = ApiKey.objects.count()
+    response = login(client, users.owner).post("/keys/create/", {"name": "bot"})
+    assert response.status_code == 422 and "choose the scope" in response.text
+    assert ApiKey.objects.count() == count
+
+
 def test_owner_creates_a_key_at_a_team_below_their_tenant(client, users, org):
-    assert _create(client, users.owner, "ops bot", "team:acme/ops").status_code == 201
+    assert _create(client, users.owner, "ops bot", "team:acme/ops").status_code == 303
     assert ApiKey.objects.get(name="ops bot").reach == org.ops
 
 
 def test_superuser_creates_a_global_key(client, users, org):
-    assert _create(client, users.su, "everywhere", "global").status_code == 201
+    assert _create(client, users.su, "everywhere", "global").status_code == 303
     assert ApiKey.objects.get(name="everywhere").reach == org.root
 
 
@@ -278,14 +317,14 @@ def test_posts_with_the_page_csrf_token_are_accepted(users, org):
     page = client.get("/keys/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
     data = {"csrfmiddlewaretoken": token, "name": "k", "reach": "tenant:acme"}
-    assert client.post("/keys/create/", data).status_code == 201
+    assert client.post("/keys/create/", data).status_code == 303
     revoke = client.post(f"/keys/{org.acme_key.uid}/revoke/", {"csrfmiddlewaretoken": token})
     assert revoke.status_code == 302
 
 
 def test_a_hostile_key_name_is_escaped(client, users, org):
-    response = _create(client, users.owner, "<script>alert(1)</script>", "tenant:acme")
-    assert response.status_code == 201
-    for text in (response.text, client.get("/keys/").text):
+    posted = _create(client, users.owner, "<script>alert(1)</script>", "tenant:acme")
+    assert posted.status_code == 303
+    for text in (client.get("/keys/").text, client.get("/keys/").text):
         assert "<script>alert(1)" not in text
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text

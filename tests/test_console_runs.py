@@ -190,8 +190,51 @@ def test_a_pruned_thread_is_named_but_not_linked(client, users, operator, u1_run
     transcripts.prune_history(0, principal=operator)
     client.force_login(users.auditor)
     text = client.get("/runs/acme/u1/run-1/").text
-    assert "no longer stored" in text
+    assert "no longer stored" in text and "was pruned" in text
+    assert "no messages recorded" not in text
     assert 'href="/threads/t-1/' not in text
+    listed = client.get("/runs/").text
+    assert 'href="/threads/t-1/' not in listed
+    assert "pruned" in listed and "no messages recorded" not in listed
+
+
+def test_a_thread_with_no_messages_yet_is_not_called_pruned_nor_linked(client, users, org):
+    turns.resolve_turn(org.u1, "run-2", principal=org.acme_agent, thread_id="t-empty")
+    client.force_login(users.auditor)
+    text = client.get("/runs/acme/u1/run-2/").text
+    assert "no messages recorded" in text and "t-empty" in text
+    assert "pruned" not in text and "no longer stored" not in text
+    assert 'href="/threads/t-empty/' not in text
+    listed = client.get("/runs/").text
+    assert "t-empty" in listed and "no messages recorded" in listed
+    assert 'href="/threads/t-empty/' not in listed and "pruned" not in listed
+    # The link appears once the host records a message in the thread.
+    transcripts.record_message(org.u1, "t-empty", "user", "hi", principal=org.acme_agent)
+    assert 'href="/threads/t-empty/?actor=acme%2Fu1"' in client.get("/runs/").text
+
+
+def test_a_prune_before_the_turn_does_not_make_its_empty_thread_pruned(
+    client, users, org, operator
+):
+    transcripts.record_message(org.u1, "t-old", "user", "hi", principal=org.acme_agent)
+    transcripts.prune_history(0, principal=operator)  # removes t-old, before the turn
+    turns.resolve_turn(org.u1, "run-3", principal=org.acme_agent, thread_id="t-new")
+    client.force_login(users.auditor)
+    text = client.get("/runs/acme/u1/run-3/").text
+    assert "no messages recorded" in text and "pruned" not in text
+
+
+def test_thread_state_rule():
+    from datetime import UTC, datetime, timedelta
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    state = transcripts.thread_state
+    assert state(None, stored=False, turn_at=at, last_prune_at=None) == "none"
+    assert state("t", stored=True, turn_at=at, last_prune_at=at) == "stored"
+    assert state("t", stored=False, turn_at=at, last_prune_at=None) == "not_recorded"
+    before = at - timedelta(seconds=1)
+    assert state("t", stored=False, turn_at=at, last_prune_at=before) == "not_recorded"
+    assert state("t", stored=False, turn_at=at, last_prune_at=at) == "pruned"
 
 
 @pytest.mark.parametrize("run_id", ["batch/7", "a b?c#d%e", "ends-with/"])

@@ -41,15 +41,18 @@ def live_records() -> list[Record]:
     ]
 
 
-def resolved_pairs(actor, records, now) -> list[tuple[str, str, str]]:
+def resolved_pairs(actor, records, now, *, duplicates=False) -> list[tuple[str, str, str]]:
     """(winner id, beaten id, authors) for every value the actor's winner of a key beats,
-    in the conflicts page's order: an agent over a person first, then key, then chain order."""
+    in the conflicts page's order: an agent over a person first, then key, then chain order.
+    Only the pairs whose texts differ (conflicts), or with duplicates=True those whose
+    texts are the same (duplicates)."""
     chain = chain_of(actor)
     rank = chain_rank(chain)
     pairs = [
         (entry.winner, beaten)
         for entry in resolve(records, chain, now=now)
         for beaten in entry.overrides
+        if (entry.winner.text == beaten.text) == duplicates
     ]
     pairs.sort(
         key=lambda p: (
@@ -67,7 +70,7 @@ def as_pairs(page) -> list[tuple[str, str, str]]:
 
 
 @EXAMPLES
-@given(spec=worlds())
+@given(spec=worlds(duplicates=True))
 def test_the_conflicts_query_says_what_precedence_says_for_every_actor(db, operator, spec):
     world = World(spec, operator)
     records, now = live_records(), timezone.now()
@@ -83,6 +86,12 @@ def test_the_conflicts_query_says_what_precedence_says_for_every_actor(db, opera
             assert total == len(mine)
             assert all(c.actors == 1 for c in page)
     # Every actor at once: each pair once, counted in every chain where it is a conflict.
+    doubled: Counter = Counter()
+    for actor in Actor.objects.select_related("scope"):
+        doubled.update(resolved_pairs(actor, records, now, duplicates=True))
+    page, total = conflicts(duplicates=True, limit=EVERYTHING)
+    assert {(c.narrow.uid, c.wide.uid, c.authors): c.actors for c in page} == dict(doubled)
+    assert total == len(doubled) and all(c.duplicate for c in page)
     page, total = conflicts(limit=EVERYTHING)
     assert {(c.narrow.uid, c.wide.uid, c.authors): c.actors for c in page} == dict(expected)
     assert total == len(expected) == len(page)

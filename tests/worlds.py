@@ -33,7 +33,10 @@ FATES = ["live", "live", "pinned", "invalidated", "expired", "expires-later"]
 
 
 @st.composite
-def worlds(draw):
+def worlds(draw, duplicates=False):
+    """A generated organisation's spec. duplicates=True: some notes end on a value shared by
+    their key, so the same text is held at two scopes of a chain (tests that find a memory
+    by its text leave it off)."""
     tenants = []
     for _ in range(draw(st.integers(1, 3))):
         # Team j hangs under the tenant (-1) or under an earlier team of the tenant.
@@ -72,7 +75,14 @@ def worlds(draw):
             max_size=3,
         )
     )
-    return {"tenants": tenants, "loner": loner, "notes": notes, "users": users}
+    return {
+        "tenants": tenants,
+        "loner": loner,
+        "notes": notes,
+        "users": users,
+        # Which notes end on the value their key shares (duplicates only).
+        "shared": [draw(st.sampled_from([True, True, False])) for _ in notes] if duplicates else [],
+    }
 
 
 class World:
@@ -117,6 +127,7 @@ class World:
         self.actors = [a for people in self.people for a in people]
         if self.loner is not None:
             self.actors.append(self.loner)
+        self._sharing, self._shared = spec.get("shared", []), set()
         for n, note in enumerate(spec["notes"]):
             self._note(n, *note)
         self.users = self._users(spec["users"])
@@ -142,8 +153,17 @@ class World:
         now = timezone.now()
         expires = {"expired": now - timedelta(days=1), "expires-later": now + timedelta(days=1)}
         memory = None
+        # A sharing note ends on a text shared by its key, so that the same value held at two
+        # scopes of a chain (a duplicate, not a conflict) occurs; once per slot, so that no
+        # version supersedes its own text.
+        sharing = n < len(self._sharing) and self._sharing[n]
+        shared = sharing and (scope.pk, key) not in self._shared
+        if shared:
+            self._shared.add((scope.pk, key))
         for v in range(versions):
             text = f"note {self.tag} {n} v{v}"
+            if shared and v == versions - 1:
+                text = f"shared {self.tag} {key}"
             if actor is not None and by_agent and fate not in expires:
                 memory = writes.remember(actor, key, text, principal=agent).memory
             else:

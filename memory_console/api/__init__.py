@@ -12,11 +12,13 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 from ninja import NinjaAPI
-from ninja.errors import ValidationError
+from ninja.errors import HttpError, ValidationError
+from ninja.parser import Parser
 
 from memory_console import unavailable
 from memory_console.api import actors, health, memories, threads, turns
 from memory_console.api.auth import ApiKeyBearer
+from memory_core import audit
 from memory_core.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -27,6 +29,39 @@ def read_only_document(view):
     ApiErrorsAsJsonMiddleware). Exempt from CSRF like every API view, so a POST is told
     the method is wrong rather than shown the CSRF page."""
     return csrf_exempt(require_safe(view))
+
+
+class BodyNotJson(ValueError):
+    """The request body does not parse as JSON (or is not UTF-8)."""
+
+
+class JsonBodyParser(Parser):
+    """Ninja's JSON parser, with its failure named: Ninja wraps any parse error in a 400
+    HttpError; `http_error` below knows this one by its cause and answers a logged 422."""
+
+    def parse_body(self, request):
+        try:
+            return super().parse_body(request)
+        # JSONDecodeError and UnicodeDecodeError alike, and nesting too deep to parse.
+        except (ValueError, RecursionError) as error:
+            raise BodyNotJson(type(error).__name__) from error
+
+
+# The access-log action of each operation, by (method, Django URL name), so a request
+# refused before its handler runs (a body that is not JSON, an unknown field, a wrong type,
+# a query parameter out of range) is logged under the name its handler's refusals use.
+# Ninja names a path's URL after its first operation: GET /memories is "remember" too.
+ACTIONS = {
+    ("POST", "take_turn"): "turn",
+    ("POST", "remember"): "remember",
+    ("GET", "remember"): "read_back",
+    ("GET", "search"): "search",
+    ("GET", "get_memory"): "memory.get",
+    ("DELETE", "get_memory"): "forget",
+    ("PUT", "put_actor"): "actor.put",
+    ("GET", "put_actor"): "actor.get",
+    ("POST", "post_message"): "message",
+}
 
 
 class AgentAPI(NinjaAPI):
@@ -48,6 +83,7 @@ api = AgentAPI(
     openapi_url="/openapi.json",
     docs_decorator=read_only_document,
     auth=ApiKeyBearer(),
+    parser=JsonBodyParser(),
 )
 
 api.add_router("/turns", turns.router)
@@ -66,7 +102,32 @@ def domain_error(request, error: DomainError):
 def validation_error(request, error: ValidationError):
     """Ninja's 422, with one readable sentence per problem instead of pydantic's dicts."""
     detail = "; ".join(_describe(problem) for problem in error.errors)
+    kinds = sorted({str(problem.get("type", "invalid")) for problem in error.errors})
+    _log_refusal(request, {"reason": "invalid", "problems": kinds})
     return api.create_response(request, {"detail": detail}, status=422)
+
+
+@api.exception_handler(HttpError)
+def http_error(request, error: HttpError):
+    """A body that is not JSON is malformed input like any other: a 422, logged. Any
+    other HttpError is answered as Ninja would."""
+    if isinstance(error.__cause__, BodyNotJson):
+        _log_refusal(request, {"reason": "invalid", "problems": ["json_invalid"]})
+        return api.create_response(request, {"detail": "request body: not JSON"}, status=422)
+    return api.create_response(request, {"detail": str(error)}, status=error.status_code)
+
+
+def _log_refusal(request, detail: dict) -> None:
+    """Ninja refused the request before its handler ran, after the key was checked (a
+    request without a valid key is a 401, never logged). Logged as the handler's own
+    refusals are: action and outcome, no actor, and nothing of the rejected body (it may
+    hold a fact or a key) beyond the kinds of problem found."""
+    principal = getattr(request, "auth", None)
+    if principal is None:
+        return
+    match = request.resolver_match
+    action = ACTIONS.get((request.method, match.url_name if match else None), "api.request")
+    audit.record(principal, action, 422, detail=detail)
 
 
 @api.exception_handler(InterfaceError)

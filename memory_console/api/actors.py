@@ -24,7 +24,7 @@ def actor_out(actor, named: str) -> dict:
 # `{path:ref}`: a ref qualified by its tenant holds a "/" (`acme/u1`).
 @router.put(
     "/{path:ref}",
-    response={200: ActorOut, **errors(400, 403, 404, 422)},
+    response={200: ActorOut, **errors(403, 404, 422)},
     summary="Create or update an actor's memberships",
 )
 def put_actor(request, ref: RefParam, payload: ActorIn):

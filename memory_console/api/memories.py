@@ -33,7 +33,7 @@ ActorParam = Annotated[
 
 @router.post(
     "",
-    response={201: MemoryOut, 200: MemoryOut, **errors(400, 403, 404, 422)},
+    response={201: MemoryOut, 200: MemoryOut, **errors(403, 404, 422)},
     summary="Remember a fact about the actor (at actor:<actor>, authored agent)",
 )
 def remember(request, payload: RememberIn):

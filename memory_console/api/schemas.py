@@ -287,5 +287,5 @@ class HealthOut(Schema):
 def errors(*statuses: int) -> dict[int, type[Schema]]:
     """Declared error responses of an operation: 401 always (every operation here needs a
     key), 503 always (the database may be unreachable), plus the ones it can refuse with
-    (400 is a request body that is not JSON at all)."""
+    (a request body that is not JSON at all is a 422, as any other malformed body)."""
     return {status: ErrorOut for status in sorted({401, 503, *statuses})}

@@ -14,7 +14,7 @@ router = Router(tags=["threads"])
 
 @router.post(
     "/{thread_id}/messages",
-    response={201: MessageOut, **errors(400, 404, 422)},
+    response={201: MessageOut, **errors(404, 422)},
     summary="Append a message to a thread's transcript",
 )
 def post_message(request, thread_id: Annotated[HostId, Path()], payload: MessageIn):

@@ -11,7 +11,7 @@ router = Router(tags=["turns"])
 
 @router.post(
     "",
-    response={200: TurnOut, **errors(400, 404, 422)},
+    response={200: TurnOut, **errors(404, 422)},
     summary="Resolve a turn: the prompt block, its entries and lines",
 )
 def take_turn(request, payload: TurnIn):

@@ -45,6 +45,10 @@ class ConflictFilter(forms.Form):
     authors = forms.ChoiceField(
         required=False, choices=[("", "any authors"), *AUTHOR_COMBINATION_LABELS.items()]
     )
+    # The same value at two scopes is no conflict: such pairs are listed apart.
+    show = forms.ChoiceField(
+        required=False, choices=[("", "conflicts"), ("duplicates", "duplicates")]
+    )
 
     def values(self) -> dict:
         self.is_valid()

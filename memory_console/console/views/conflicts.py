@@ -1,5 +1,9 @@
 """The conflicts page: every key answered at more than one scope of some actor's chain,
-with the decisions a person may take about each pair inline."""
+with the decisions a person may take about each pair inline.
+
+Pairs whose two values are the same text are duplicates, not conflicts (nothing is
+overridden): `?show=duplicates` lists them apart, with one remedy, retiring the narrower
+copy (an invalidation that names the wider value it repeats)."""
 
 from dataclasses import dataclass, field
 
@@ -48,6 +52,11 @@ class Row:
     @property
     def authors_label(self) -> str:
         return AUTHOR_COMBINATION_LABELS[self.conflict.authors]
+
+    @property
+    def duplicate_reason(self) -> str:
+        wide = self.conflict.wide
+        return f"duplicate: the same value is held at {wide.scope.token} ({wide.uid})"
 
     @property
     def can_act(self) -> bool:
@@ -101,22 +110,18 @@ def _filter_scope(token: str, roles: _Roles) -> tuple[Scope | None, bool]:
     return scope, True
 
 
-def _fetch(reach, scope, authors, number: int):
-    """One page of conflicts and its Paginator page; past the end, the last page."""
+def _fetch(reach, scope, authors, number: int, *, duplicates: bool = False):
+    """One page of conflicts (or of duplicates) and its Paginator page; past the end, the
+    last page."""
+    kept = {"reach_tokens": reach, "scope": scope, "authors": authors or None}
 
     def fetch(n):
-        return conflicts(
-            reach_tokens=reach,
-            scope=scope,
-            authors=authors or None,
-            limit=PAGE_SIZE,
-            offset=(n - 1) * PAGE_SIZE,
-        )
+        return conflicts(**kept, duplicates=duplicates, limit=PAGE_SIZE, offset=(n - 1) * PAGE_SIZE)
 
     items, total = fetch(number)
     if not items and number > 1:
         # The count comes with the rows; a page past the end has neither.
-        total = conflicts(reach_tokens=reach, scope=scope, authors=authors or None, limit=1)[1]
+        total = conflicts(**kept, duplicates=duplicates, limit=1)[1]
         number = max(1, -(-total // PAGE_SIZE))
         items, total = fetch(number) if total else ([], 0)
     # A Paginator over a range gives the page links without holding any rows.
@@ -140,9 +145,19 @@ def conflict_list(request):
     roles = _Roles(request.user)
     filters = ConflictFilter(request.GET).values()
     scope, matchable = _filter_scope(filters["scope"], roles)
+    duplicates = filters["show"] == "duplicates"
+    others = 0  # how many pairs of the other kind match the same filters
     if matchable:
         reach = reached_actor_tokens(roles.roles)
-        items, page = _fetch(reach, scope, filters["authors"], page_number(request.GET.get("page")))
+        number = page_number(request.GET.get("page"))
+        items, page = _fetch(reach, scope, filters["authors"], number, duplicates=duplicates)
+        others = conflicts(
+            reach_tokens=reach,
+            scope=scope,
+            authors=filters["authors"] or None,
+            duplicates=not duplicates,
+            limit=1,
+        )[1]
     else:
         items, page = [], Paginator([], PAGE_SIZE).get_page(1)
     rows = [_row(c, roles) for c in items]
@@ -154,7 +169,9 @@ def conflict_list(request):
         "readable_tokens": {m.scope.token for m in shown if roles.reads(m.scope)},
         "page_range": page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1),
         "filters": filters,
-        "filtering": any(filters.values()),
+        "filtering": bool(filters["scope"] or filters["authors"]),
+        "duplicates": duplicates,
+        "others": others,
         "scope_choices": _scope_choices(roles, filters["scope"]),
         "author_choices": AUTHOR_COMBINATION_LABELS,
         "here": request.get_full_path(),

@@ -6,22 +6,25 @@ keys reaching the scopes they administer; an auditor sees the same list without 
 user with no grant at all gets the page with an empty state, as the scope tree does, not a
 404: the page's existence is no secret, and it tells them how to get a grant.
 
-The secret. keys.create_api_key hands back the clear secret once. The create POST answers
-with the page itself, the secret on it, rather than a redirect (which would carry the
-secret in a URL or park it in the session), marked `Cache-Control: no-store` so neither the
-browser's cache nor a proxy keeps a copy. It is never logged, flashed or stored.
+The secret. keys.create_api_key hands back the clear secret once. The create POST
+redirects (post/redirect/get), so reloading the page never posts the form again and
+creates a second key: the secret waits in the user's session for exactly one request,
+the redirected GET, which pops it and shows it on a page marked `Cache-Control: no-store`
+(neither the browser's cache nor a proxy keeps a copy). A reload after that shows no
+secret. It is never put in a URL, logged or flashed, and only a hash is kept with the key.
 """
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_console.console.access import api_key_for_admin, console_view, readable_scope_roles
 from memory_console.console.forms import PAGE_SIZE, page_number
-from memory_console.console.rendering import render_page
+from memory_console.console.rendering import render_page, wants_fragment
 from memory_console.console.tree import flatten_tree
 from memory_core import audit, keys
 from memory_core.errors import Forbidden, Invalid
@@ -43,8 +46,15 @@ def _visible(roles):
     return rows
 
 
+# The session entry that carries a new key's secret from the create POST to the one GET
+# that shows it.
+NEW_KEY = "console.new_api_key"
+
+
 def _reach_choices(roles) -> list[Scope]:
-    """The scopes offered as a new key's reach: those the user administers, in tree order.
+    """The scopes offered as a new key's reach: those the user administers, narrowest
+    first (deepest in the tree, then by token), as the form asks for the narrowest that
+    will do. None is preselected: the user chooses.
 
     Actors' own scopes are left out of the list: a key serves every actor whose chain holds
     its reach, and offering one scope per actor would swamp the choice (a posted actor
@@ -55,7 +65,8 @@ def _reach_choices(roles) -> list[Scope]:
     )
     if roles is not None:
         scopes = scopes.filter(id__in=[i for i, role in roles.items() if role == Role.ADMIN])
-    return [node.item for node in flatten_tree(scopes)]
+    nodes = flatten_tree(scopes)
+    return [node.item for node in sorted(nodes, key=lambda node: (-node.depth, node.item.token))]
 
 
 def _filters(request) -> dict:
@@ -107,7 +118,17 @@ def _render_keys(
 @console_view
 @require_GET
 def key_list(request):
-    return _render_keys(request, fragment="console/_key_rows.html")
+    if wants_fragment(request):  # a filter or page of rows: the secret waits for the page
+        return _render_keys(request, fragment="console/_key_rows.html")
+    created = secret = None
+    new_key = request.session.pop(NEW_KEY, None)
+    if new_key:
+        created = _visible(readable_scope_roles(request.user)).filter(uid=new_key["uid"]).first()
+        secret = new_key["secret"] if created is not None else None
+    response = _render_keys(request, created=created, secret=secret)
+    if secret:
+        add_never_cache_headers(response)  # Cache-Control: ... no-store ...
+    return response
 
 
 def _reach_to_create(user, principal, token: str) -> Scope:
@@ -139,9 +160,11 @@ def key_create(request):
     principal = Principal.for_user(request.user)
     reach = _reach_to_create(request.user, principal, request.POST.get("reach", ""))
     key, secret = keys.create_api_key(request.POST.get("name", ""), reach, principal=principal)
-    # Always the whole page (never a fragment): the secret is on it, and only this once.
-    response = _render_keys(request, created=key, secret=secret, status=201)
-    add_never_cache_headers(response)  # Cache-Control: ... no-store ...
+    # Post/redirect/get: the next GET of the page shows the secret, once (key_list).
+    request.session[NEW_KEY] = {"uid": key.uid, "secret": secret}
+    response = redirect(f"{reverse('console:keys')}#new-key")
+    response.status_code = 303  # See Other: the browser GETs the page, a reload GETs again
+    add_never_cache_headers(response)
     return response
 
 

@@ -21,9 +21,10 @@ from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.attribution import forgotten_events
 from memory_core.inputs import HOST_ID_MAX
-from memory_core.models import Scope, Thread
+from memory_core.models import Scope
 from memory_core.principals import Principal
 from memory_core.scopes import actor_scope
+from memory_core.transcripts import thread_states
 
 PAGE_SIZE = 50
 
@@ -66,8 +67,10 @@ def run_list(request):
     actor_ref = _param(request, "actor")
     before = _param(request, "before")
     runs, older, paged = _recent(request.user, actor_ref, before)
+    states = thread_states(runs)
     for digest in runs:
         digest.kept = kept(digest)
+        digest.thread_state = states[digest.id]
     context = {"runs": runs, "older": older, "paged": paged, "actor_ref": actor_ref}
     response = render_page(request, "console/runs.html", context, fragment="console/_run_rows.html")
     # The list shows queries and stats, no memory text: a row says who looked, and at whom.
@@ -113,16 +116,13 @@ def run_detail(request, path):
     user = request.user
     digest = digest_for_reader(user, path)
     lines = list(digest.lines.select_related("memory__scope").order_by("n"))
-    thread_stored = (
-        digest.thread_ref is not None
-        and Thread.objects.filter(actor_id=digest.actor_id, ref=digest.thread_ref).exists()
-    )
+    thread_state = thread_states([digest])[digest.id]
     context = {
         "digest": digest,
         "actor_ref": digest.actor.ref,
         "rows": line_rows(user, lines),
         "chain": _chain(user, digest.chain),
-        "thread_stored": thread_stored,
+        "thread_state": thread_state,
         "kept": kept(digest),
     }
     response = render_page(request, "console/run.html", context)
