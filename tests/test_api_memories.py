@@ -482,3 +482,9 @@ def test_forget_with_a_revoked_key_is_401(org, client, operator, allergy):
 def test_forget_needs_an_actor(org, client, allergy):
     response = client.delete(f"{MEMORIES}/{allergy['id']}", headers=bearer(org.acme_secret))
     assert response.status_code == 422 and response.json() == {"detail": "actor: required"}
+
+
+def test_forget_of_the_id_search_is_404_like_any_unknown_id(org, client):
+    response = client.delete(f"{MEMORIES}/search?actor=u1", headers=bearer(org.acme_secret))
+    assert response.status_code == 404 and response.json() == {"detail": "memory not found"}
+    assert get(client, org.acme_secret, f"{MEMORIES}/search", actor="u1").status_code == 422

@@ -135,3 +135,16 @@ def forget(request, memory_id: str, actor: ActorParam):
     )
     forgetting.forget_for_actor(memory, owner, actors.chain_of(owner), principal=principal)
     return Status(204, None)
+
+
+# DELETE /memories/search is a forget of the memory whose id is "search": unknown, so 404 as
+# for any other unknown id. Without this the path belongs to the search route alone, which
+# answered 405 (its only method is GET), a status the document does not give for
+# DELETE /memories/{memory_id}.
+@router.delete(
+    "/search",
+    response={204: None, **errors(403, 404, 422)},
+    include_in_schema=False,
+)
+def forget_named_search(request, actor: ActorParam):
+    return forget(request, "search", actor)
