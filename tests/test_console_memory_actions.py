@@ -122,6 +122,17 @@ def test_invalid_correction_rerenders_the_page_with_the_message(client, users, l
     assert Memory.objects.filter(key="tz").count() == 1
 
 
+def test_correction_without_a_change_is_refused_with_a_message(client, users, learned):
+    events = LedgerEvent.objects.count()
+    response = _post(client, users.owner, learned, "correct", {"text": f" {learned.text} "})
+    assert response.status_code == 422
+    assert "same as the current text; nothing was changed" in response.text
+    assert _fresh(learned).retired_at is None
+    assert Memory.objects.filter(key="tz").count() == 1
+    assert LedgerEvent.objects.count() == events
+    assert refusals("correct", 422, "user:owner").exists()
+
+
 def test_correcting_a_retired_version_is_404(client, users, learned):
     writes.correct(learned, "works in EST", principal=users.p_owner)
     response = _post(client, users.owner, learned, "correct", {"text": "again"})
