@@ -73,9 +73,13 @@ def test_auditor_action_is_403_changes_nothing_and_is_logged(client, users, poli
 
 
 @pytest.mark.parametrize("action", ["correct", "pin", "invalidate", "forget", "republish"])
-def test_actions_are_post_only(client, users, policy, action):
+def test_a_get_of_an_action_is_sent_to_the_memory_page(client, users, policy, action):
     client.force_login(users.owner)
-    assert client.get(f"/memories/{policy.uid}/{action}/").status_code == 405
+    events = LedgerEvent.objects.count()
+    response = client.get(f"/memories/{policy.uid}/{action}/")
+    assert response.status_code == 303 and response["Location"] == f"/memories/{policy.uid}/"
+    assert client.get(response["Location"]).status_code == 200
+    assert LedgerEvent.objects.count() == events and _fresh(policy).retired_at is None
 
 
 @pytest.mark.parametrize("action, data", ACTIONS)
