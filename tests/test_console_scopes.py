@@ -325,3 +325,9 @@ def test_scope_search_ranks_by_meaning_as_agents_search(client, users, org):
     response = login(client, users.owner).get("/scopes/tenant:acme/?q=who+is+their+boss")
     keys = re.findall(r'<td class="key"><a href="/memories/[^/]+/">([^<]+)</a>', response.text)
     assert keys == ["manager"]
+
+
+def test_a_get_of_publish_before_logging_in_comes_back_after_it(client, users, org):
+    response = client.get("/scopes/tenant:acme/publish/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/scopes/tenant%3Aacme/publish/"

@@ -150,7 +150,8 @@ def scope_publish(request, token):
     """POST `/scopes/<token>/publish/` publishes at <token>. A GET is the page of the scope
     whose token ends in "/publish" (`team:acme/publish`), whose page shares the address,
     when the user reads one (so no tenant's choice of team name hides a page); otherwise
-    it is sent on to <token>'s page (a reload after a refused publish)."""
+    it is sent on to <token>'s page (a reload after a refused publish). Someone not logged
+    in goes to the login page and comes back to this address."""
     if request.method in ("GET", "HEAD") and _reads(request.user, f"{token}/publish"):
         return scope_detail(request, f"{token}/publish")
     return _publish(request, token=token)
@@ -158,7 +159,7 @@ def scope_publish(request, token):
 
 def _reads(user, token: str) -> bool:
     if not user.is_authenticated:
-        return False
+        return True  # scope_detail's login_required: back here once logged in
     try:
         scope_for_reader(user, token)
     except NotFound:
