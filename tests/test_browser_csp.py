@@ -93,6 +93,22 @@ def test_pages_and_htmx_actions_trip_no_csp_violation(page, org, users):
     violations.check("ledger verify")
 
 
+def test_ids_in_narrow_columns_stay_on_one_line(page, org, users):
+    first = writes.publish(org.acme, "k", "one", principal=users.p_owner)
+    writes.correct(first, "two", principal=users.p_owner)
+    log_in(page, "root", "pw-root-123")
+    for width, path in [(480, "/ledger/"), (480, "/"), (480, f"/memories/{first.uid}/")]:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(path)
+        # An inline element broken over two lines has two client rects.
+        lines = page.eval_on_selector_all(
+            "code.id, td.uid a, td.uid strong",
+            "els => els.map(e => [e.textContent, e.getClientRects().length])",
+        )
+        assert any(text.startswith("mem_") for text, _ in lines), path
+        assert all(boxes == 1 for _, boxes in lines), (path, lines)
+
+
 def test_the_icon_is_served_where_browsers_look(page, users):
     icon = page.goto("/favicon.ico")
     assert icon.ok and icon.url.endswith("/static/img/favicon.svg")
