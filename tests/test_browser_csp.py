@@ -44,6 +44,8 @@ def test_pages_and_htmx_actions_trip_no_csp_violation(page, org, users):
     memory = writes.publish(org.acme, "fiscal-year", "starts in October", principal=users.p_owner)
     learned = writes.remember(org.u1, "tz", "works in CET", principal=org.acme_agent).memory
     turns.resolve_turn(org.u1, "run-1", principal=org.acme_agent)
+    brief = writes.remember(org.u1, "tone", "brief", principal=org.acme_agent).memory
+    formal = writes.publish(org.acme, "tone", "formal", principal=users.p_owner)
     violations = Violations(page)
     log_in(page, "root", "pw-root-123")
     violations.check("login")
@@ -91,6 +93,20 @@ def test_pages_and_htmx_actions_trip_no_csp_violation(page, org, users):
     page.click("text=Verify chain")
     expect(page.locator("#main")).to_contain_text("ok:")
     violations.check("ledger verify")
+
+    # The actor page's block preview, and a conflicts row's inline decision.
+    page.goto("/actors/acme/u1/")
+    page.fill("#block-preview input[name=q]", "timezone")
+    page.press("#block-preview input[name=q]", "Enter")
+    expect(page).to_have_url(re.compile(r"q=timezone"))
+    violations.check("block preview")
+    page.goto("/conflicts/")
+    row = page.locator(f"#conflict-{brief.uid}-{formal.uid}")
+    row.locator("summary").click()
+    row.locator("input[name=reason]").fill("too curt")
+    row.locator("text=Invalidate it").click()
+    expect(page.locator("#main")).to_contain_text("Invalidated")
+    violations.check("conflict invalidate")
 
 
 def test_ids_in_narrow_columns_stay_on_one_line(page, org, users):
