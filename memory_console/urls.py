@@ -4,7 +4,9 @@
 client POSTs to the URL it was given, and would not follow a redirect with its body); any
 other path under /mcp/ is a JSON 404. The console is served at /."""
 
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic.base import RedirectView
 
 from memory_console.api import api, unknown_path
 from memory_console.mcp import views as mcp
@@ -19,6 +21,8 @@ urlpatterns = [
     # A ref qualified by its tenant holds one "/" (`acme/u1`).
     re_path(r"^mcp/actors/(?P<ref>[^/]+(?:/[^/]+)?)/?$", mcp.endpoint, name="mcp-actor"),
     re_path(r"^mcp/", mcp.unknown_path),
+    # Browsers ask for /favicon.ico whatever the page links: sent to the static icon.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     # The console (CONSOLE.md, "Addresses").
     path("", include("memory_console.console.urls")),
 ]

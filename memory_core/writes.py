@@ -210,6 +210,10 @@ def correct(memory: Memory, text: str, *, principal) -> Memory:
         live = lock_slot(scope, memory.key)
         if live is None or live.pk != memory.pk:
             raise NotFound("that version is no longer live; reload to see the current one")
+        if text == live.text:
+            # A version identical to the one it supersedes would say a person changed the
+            # fact when nobody did, and add a ledger event for it.
+            raise Invalid("the correction is the same as the current text; nothing was changed")
         new = _supersede(
             live,
             principal,

@@ -433,4 +433,6 @@ def test_a_conflict_row_endpoint_is_post_only_and_needs_a_login(client, users, t
     url = f"/conflicts/{brief.uid}/{formal.uid}/invalidate/"
     assert client.post(url, {"reason": "x"})["Location"].startswith("/login/")
     client.force_login(users.owner)
-    assert client.get(url).status_code == 405
+    response = client.get(url)
+    assert response.status_code == 303 and response["Location"] == "/conflicts/"
+    assert _fresh(brief).retired_at is None

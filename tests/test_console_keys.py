@@ -242,10 +242,13 @@ def test_superuser_naming_an_unknown_reach_is_422(client, users):
     assert ApiKey.objects.count() == count
 
 
-def test_create_and_revoke_are_post_only(client, users, org):
+def test_a_get_of_create_or_revoke_is_sent_to_the_keys_page(client, users, org):
     login(client, users.owner)
-    assert client.get("/keys/create/").status_code == 405
-    assert client.get(f"/keys/{org.acme_key.uid}/revoke/").status_code == 405
+    count = ApiKey.objects.filter(revoked_at=None).count()
+    for path in ["/keys/create/", f"/keys/{org.acme_key.uid}/revoke/"]:
+        response = client.get(path)
+        assert response.status_code == 303 and response["Location"] == "/keys/"
+    assert ApiKey.objects.filter(revoked_at=None).count() == count
 
 
 # --- revoke ----------------------------------------------------------------------------

@@ -272,8 +272,9 @@ def test_verify_reports_ok_with_the_count_of_the_readers_streams(client, users, 
     assert f"ok: {LedgerEvent.objects.count()} events" in response.text
 
 
-def test_verify_is_a_post(client, users):
-    assert login(client, users.auditor).get("/ledger/verify/").status_code == 405
+def test_a_get_of_verify_is_sent_to_the_ledger(client, users):
+    response = login(client, users.auditor).get("/ledger/verify/")
+    assert response.status_code == 303 and response["Location"] == "/ledger/"
 
 
 def test_verify_without_htmx_redirects_with_the_verdict(client, users, events):

@@ -147,6 +147,23 @@ def test_retired_version_offers_forget_but_not_the_live_only_actions(client, use
         assert f'action="/memories/{first.uid}/{action}/"' not in text
 
 
+def test_an_invalidated_pinned_memory_does_not_say_it_is_pinned(client, users, org):
+    pinned = writes.publish(org.acme, "k", "a policy", principal=users.p_owner, pinned=True)
+    curation.invalidate(pinned, "wrong", principal=users.p_owner)
+    text = _page(client, users.owner, pinned).text
+    assert "retired · invalidated" in text
+    assert "always in the prompt" not in text
+    assert '<span class="pin">pinned</span>' not in text
+    assert "was pinned — retired, so in no prompt" in text
+
+
+def test_a_live_pinned_memory_says_it_is_always_in_the_prompt(client, users, org):
+    pinned = writes.publish(org.acme, "k", "a policy", principal=users.p_owner, pinned=True)
+    text = _page(client, users.owner, pinned).text
+    assert '<span class="pin">pinned</span>' in text
+    assert "yes — always in the prompt" in text and "was pinned" not in text
+
+
 def test_the_memory_page_says_which_embedder_embedded_the_version(client, users, acme_memory):
     from memory_core import embedders
 

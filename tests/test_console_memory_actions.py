@@ -73,9 +73,13 @@ def test_auditor_action_is_403_changes_nothing_and_is_logged(client, users, poli
 
 
 @pytest.mark.parametrize("action", ["correct", "pin", "invalidate", "forget", "republish"])
-def test_actions_are_post_only(client, users, policy, action):
+def test_a_get_of_an_action_is_sent_to_the_memory_page(client, users, policy, action):
     client.force_login(users.owner)
-    assert client.get(f"/memories/{policy.uid}/{action}/").status_code == 405
+    events = LedgerEvent.objects.count()
+    response = client.get(f"/memories/{policy.uid}/{action}/")
+    assert response.status_code == 303 and response["Location"] == f"/memories/{policy.uid}/"
+    assert client.get(response["Location"]).status_code == 200
+    assert LedgerEvent.objects.count() == events and _fresh(policy).retired_at is None
 
 
 @pytest.mark.parametrize("action, data", ACTIONS)
@@ -120,6 +124,17 @@ def test_invalid_correction_rerenders_the_page_with_the_message(client, users, l
     assert "single line" in response.text
     assert _fresh(learned).retired_at is None
     assert Memory.objects.filter(key="tz").count() == 1
+
+
+def test_correction_without_a_change_is_refused_with_a_message(client, users, learned):
+    events = LedgerEvent.objects.count()
+    response = _post(client, users.owner, learned, "correct", {"text": f" {learned.text} "})
+    assert response.status_code == 422
+    assert "same as the current text; nothing was changed" in response.text
+    assert _fresh(learned).retired_at is None
+    assert Memory.objects.filter(key="tz").count() == 1
+    assert LedgerEvent.objects.count() == events
+    assert refusals("correct", 422, "user:owner").exists()
 
 
 def test_correcting_a_retired_version_is_404(client, users, learned):

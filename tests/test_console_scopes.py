@@ -40,7 +40,9 @@ def test_login_page_and_logging_in_and_out(client, users):
     response = client.post("/login/", {"username": "owner", "password": "pw-owner-123"})
     assert response.status_code == 302
     assert client.get("/scopes/").status_code == 200
-    assert client.get("/logout/").status_code == 405  # logging out is a POST
+    response = client.get("/logout/")  # logging out is a POST; a GET is sent home
+    assert response.status_code == 303 and response["Location"] == "/"
+    assert client.get("/scopes/").status_code == 200
     response = client.post("/logout/")
     assert response.status_code == 302 and response["Location"] == "/login/"
     assert client.get("/scopes/").status_code == 302
@@ -273,11 +275,19 @@ def test_invalid_publish_rerenders_the_form_with_the_message_and_writes_nothing(
     assert not Memory.objects.filter(text="a fact").exists()
 
 
-def test_publish_is_post_only(client, users, org):
-    # A GET of the publish address is the page of a scope whose last name is "publish"
-    # (`team:acme/publish` is a fine team name): none here, so a 404, and nothing written.
+def test_a_get_of_publish_is_sent_to_the_scope_page(client, users, org):
+    # A reload after a refused publish (the address bar holds the publish address).
     before = Memory.objects.count()
-    assert login(client, users.owner).get("/scopes/tenant:acme/publish/").status_code == 404
+    response = login(client, users.owner).get("/scopes/tenant:acme/publish/")
+    assert response.status_code == 303 and response["Location"] == "/scopes/tenant:acme/"
+    assert client.get(response["Location"]).status_code == 200
+    assert Memory.objects.count() == before
+
+
+def test_a_get_of_publish_is_the_page_of_a_scope_named_publish(client, users, org):
+    # `team:acme/publish` is a fine team name: its page shares the publish address.
+    before = Memory.objects.count()
+    login(client, users.owner)
     ensure_scope("team:acme/publish", org.acme, principal=Principal.system("cli:test"))
     page = client.get("/scopes/team:acme/publish/")
     assert page.status_code == 200 and "team:acme/publish" in page.text
@@ -315,3 +325,9 @@ def test_scope_search_ranks_by_meaning_as_agents_search(client, users, org):
     response = login(client, users.owner).get("/scopes/tenant:acme/?q=who+is+their+boss")
     keys = re.findall(r'<td class="key"><a href="/memories/[^/]+/">([^<]+)</a>', response.text)
     assert keys == ["manager"]
+
+
+def test_a_get_of_publish_before_logging_in_comes_back_after_it(client, users, org):
+    response = client.get("/scopes/tenant:acme/publish/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/scopes/tenant%3Aacme/publish/"

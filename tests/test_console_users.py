@@ -88,8 +88,9 @@ def test_the_users_link_is_in_the_nav_for_superusers_only(client, users):
 
 
 @pytest.mark.parametrize("path", ["/users/grants/", "/users/grants/revoke/", "/users/create/"])
-def test_posts_are_post_only(client, users, path):
-    assert login(client, users.su).get(path).status_code == 405
+def test_a_get_of_a_users_action_is_sent_to_the_users_page(client, users, path):
+    response = login(client, users.su).get(path)
+    assert response.status_code == 303 and response["Location"] == "/users/"
 
 
 # --- grant -----------------------------------------------------------------------------

@@ -93,6 +93,18 @@ def test_correct_writes_a_human_version_superseding_the_agents(org, users):
         writes.correct(agent, "again", principal=users.p_owner)  # no longer live
 
 
+def test_correction_that_changes_nothing_is_refused_and_logged(org, users):
+    agent = _remember(org).memory
+    events, versions = LedgerEvent.objects.count(), Memory.objects.count()
+    with pytest.raises(Invalid, match="same as the current text"):
+        writes.correct(agent, agent.text, principal=users.p_owner)
+    agent.refresh_from_db()
+    assert agent.retired_at is None
+    assert Memory.objects.count() == versions and LedgerEvent.objects.count() == events
+    refused = AccessLog.objects.get(action="correct", outcome=422)
+    assert refused.principal == "user:owner" and refused.detail == {"reason": "invalid"}
+
+
 def test_promote_republishes_wider_with_a_link_and_optional_retirement(org, users):
     agent = _remember(org).memory
     assert [s.token for s in writes.promotion_targets(agent)] == [

@@ -12,11 +12,11 @@ from typing import NamedTuple
 
 from django.contrib.auth.views import redirect_to_login
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from memory_console.console.access import STATUS_TITLES, console_view
 from memory_console.console.forms import checked
+from memory_console.console.methods import post_only
 from memory_console.console.rendering import wants_fragment
 from memory_core import curation, writes
 from memory_core.errors import DomainError, Invalid
@@ -80,7 +80,7 @@ def error_text(error: DomainError, *, readable: bool) -> str:
     return text
 
 
-def htmx_action(*, refused, invalid=None):
+def htmx_action(*, page, refused, invalid=None):
     """console_view (login, refusals as pages) for a POST-only action, plus htmx's answers.
 
     Inside it, a DomainError of an htmx request becomes `refused(request, error, **kwargs)`
@@ -88,6 +88,7 @@ def htmx_action(*, refused, invalid=None):
     answers its bad values). Outside it, an htmx request whose session has ended is sent to
     the login page with HX-Redirect, back to the page it was sent from: login_required's
     302 would be followed by the browser and the login page swapped into the fragment.
+    A GET is sent on to `page` (methods.post_only).
     """
 
     def decorate(func):
@@ -100,8 +101,9 @@ def htmx_action(*, refused, invalid=None):
                     raise
                 return refused(request, error, **kwargs)
 
-        guarded = console_view(require_POST(fragments), invalid=invalid)
+        guarded = console_view(fragments, invalid=invalid)
 
+        @post_only(page)
         @wraps(func)
         def wrapped(request, **kwargs):
             if wants_fragment(request) and not request.user.is_authenticated:

@@ -67,3 +67,34 @@ def newer_than(queryset, after: int, size=PAGE_SIZE) -> list:
     fetched (so a burst larger than a page arrives over several polls, without a gap), and
     returned newest first for prepending."""
     return list(queryset.filter(id__gt=after).order_by("id")[:size])[::-1]
+
+
+def section_cursors(request, prefix: str) -> dict:
+    """`before`/`after` of one of several paged lists on a page, read from
+    `<prefix>before=` / `<prefix>after=` so each list pages on its own."""
+    return {
+        "before": cursor_id(request.GET.get(f"{prefix}before")),
+        "after": cursor_id(request.GET.get(f"{prefix}after")),
+    }
+
+
+def section_links(request, page: CursorPage, prefix: str, *, path: str) -> dict:
+    """The pager's addresses for one list of the page at `path` among several
+    (_section_pager.html): the other lists' cursors and every other parameter are kept.
+    `path` rather than request.path: an action's POST renders the page too."""
+
+    def address(**cursor) -> str:
+        query = request.GET.copy()
+        for name in ("before", "after"):
+            query.pop(f"{prefix}{name}", None)
+        for name, value in cursor.items():
+            query[f"{prefix}{name}"] = value
+        return f"{path}?{query.urlencode()}" if query else path
+
+    links = {}
+    if page.has_newer:
+        links["newest"] = address()
+        links["newer"] = address(after=page.newest_id)
+    if page.has_older:
+        links["older"] = address(before=page.oldest_id)
+    return links

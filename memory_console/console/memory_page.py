@@ -3,9 +3,11 @@ it. Rendered by the page's view (views/memories.py) and, with the result of an a
 inside, by the memory actions (views/memory_actions.py)."""
 
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from memory_console.console.access import readable_scope_roles
+from memory_console.console.cursors import newest_first, section_cursors, section_links
 from memory_console.console.rendering import render_page
 from memory_core import audit, embedders
 from memory_core.models import AccessLog, DigestLine, Embedding, LedgerEvent, Memory
@@ -18,6 +20,9 @@ from memory_core.writes import promotion_targets
 
 # The page shows the newest rows of each history; the ledger and access pages have the rest.
 HISTORY_ROWS = 100
+# The runs that carried a memory and its access rows grow with every turn: paged by id
+# cursors (cursors.py), PAGE_ROWS at a time, with their totals.
+PAGE_ROWS = 50
 
 
 def _ledger_events(memory: Memory, uids: list[str]):
@@ -33,13 +38,30 @@ def _ledger_events(memory: Memory, uids: list[str]):
     )
 
 
-def _runs(user, uids: list[str]):
+def _paged(request, memory: Memory, rows, prefix: str) -> dict:
+    """One page of `rows` (newest first, `<prefix>before=`/`after=`), its links and total.
+
+    The total counts only this memory's rows, through the index that finds them
+    (digestline_memory_uid_idx, access_memory_ids_gin), never the whole table."""
+    page = newest_first(rows, **section_cursors(request, prefix), size=PAGE_ROWS)
+    return {
+        "rows": page.rows,
+        "links": section_links(
+            request, page, prefix, path=reverse("console:memory", kwargs={"uid": memory.uid})
+        ),
+        "total": rows.count() if page.has_older or page.has_newer else len(page.rows),
+    }
+
+
+def _runs(request, memory: Memory, uids: list[str]) -> dict:
+    # A digest's lines are written with ascending ids after it: newest line id first is
+    # newest run first.
     lines = DigestLine.objects.filter(memory_uid__in=uids).select_related("digest__actor")
-    readable = readable_scope_roles(user)
+    readable = readable_scope_roles(request.user)
     if readable is not None:
         # Only runs of actors the user may read; their run pages would 404 anyway.
         lines = lines.filter(digest__actor__scope_id__in=list(readable))
-    return list(lines.order_by("-digest__created_at", "-digest_id", "n")[:HISTORY_ROWS])
+    return _paged(request, memory, lines, "runs_")
 
 
 def _embedding(memory: Memory):
@@ -90,10 +112,10 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
         "targets": targets,
         "embedding": _embedding(memory),
         "ledger_events": _ledger_events(memory, uids),
-        "access_rows": list(
-            AccessLog.objects.filter(memory_ids__overlap=uids).order_by("-id")[:HISTORY_ROWS]
+        "access": _paged(
+            request, memory, AccessLog.objects.filter(memory_ids__overlap=uids), "access_"
         ),
-        "run_lines": _runs(user, uids),
+        "runs": _runs(request, memory, uids),
         "errors": errors or {},
         "posted": posted or {},
     }

@@ -4,6 +4,7 @@ trail's links depend on these staying put. Included at "" by memory_console/urls
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from memory_console.console.methods import post_only
 from memory_console.console.views import (
     access_log,
     actors,
@@ -30,12 +31,17 @@ urlpatterns = [
         ThrottledLoginView.as_view(redirect_authenticated_user=True),
         name="login",
     ),
-    path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),
+    path(
+        "logout/",
+        # Logging out is a POST (Django's LogoutView); a GET is sent home (methods.py).
+        post_only("console:home")(auth_views.LogoutView.as_view(next_page="/login/")),
+        name="logout",
+    ),
     path("", dashboard.dashboard, name="home"),
     path("scopes/", scopes.scope_list, name="scopes"),
     # Tokens named inside a tenant hold a "/" (`team:acme/ops`); "publish/" below a scope
     # is tried first, and answers a GET with the page of the scope whose last name is
-    # "publish" (views/scopes.py).
+    # "publish" when the user reads one, and otherwise sends it to the scope (views/scopes.py).
     path("scopes/<path:token>/publish/", scopes.scope_publish, name="scope-publish"),
     path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),

@@ -241,14 +241,14 @@ def _narrower(request, narrow, wide):
     return memory_for_reader(request.user, narrow)
 
 
-@htmx_action(refused=_row_refused, invalid=_row_invalid)
+@htmx_action(page="console:conflicts", refused=_row_refused, invalid=_row_invalid)
 def conflict_republish(request, narrow, wide):
     memory = _narrower(request, narrow, wide)
     new, message = actions.republish(request, memory)
     return _row_done(request, narrow, wide, memory, message, new=new)
 
 
-@htmx_action(refused=_row_refused, invalid=_row_invalid)
+@htmx_action(page="console:conflicts", refused=_row_refused, invalid=_row_invalid)
 def conflict_invalidate(request, narrow, wide):
     memory = _narrower(request, narrow, wide)
     return _row_done(request, narrow, wide, memory, actions.invalidate(request, memory))

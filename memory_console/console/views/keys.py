@@ -20,10 +20,11 @@ from django.db.models import Q
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_console.console.access import api_key_for_admin, console_view, readable_scope_roles
 from memory_console.console.forms import PAGE_SIZE, page_number
+from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_console.console.tree import flatten_tree
 from memory_core import audit, keys
@@ -154,8 +155,8 @@ def _create_invalid(request, error):
     return _render_keys(request, error=error.message, posted=request.POST, status=422)
 
 
+@post_only("console:keys")
 @console_view(invalid=_create_invalid)
-@require_POST
 def key_create(request):
     principal = Principal.for_user(request.user)
     reach = _reach_to_create(request.user, principal, request.POST.get("reach", ""))
@@ -168,8 +169,8 @@ def key_create(request):
     return response
 
 
+@post_only("console:keys")
 @console_view
-@require_POST
 def key_revoke(request, uid):
     key = api_key_for_admin(request.user, uid)
     if key.revoked_at is not None:

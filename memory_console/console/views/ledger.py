@@ -11,11 +11,12 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_console.console.access import audit_reach, console_view, ledger_events_for_reader
 from memory_console.console.cursors import cursor_id, newer_than, newest_first
 from memory_console.console.forms import LEDGER_KINDS, LedgerFilter
+from memory_console.console.methods import post_only
 from memory_console.console.reads import VERIFICATION_KEY, last_verification, shown_verification
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_core import ledger
@@ -79,8 +80,8 @@ def ledger_new(request):
     return render(request, "console/_ledger_new.html", context)
 
 
+@post_only("console:ledger")
 @console_view
-@require_POST
 def ledger_verify(request):
     """Walk the hash chains the user reads (every chain for a superuser)."""
     reach = audit_reach(request.user)

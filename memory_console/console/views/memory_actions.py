@@ -87,8 +87,12 @@ def _refused(request, error: DomainError, uid):
     return render_memory(request, memory, notice=notice)
 
 
+def _memory_page(uid) -> str:
+    return reverse("console:memory", kwargs={"uid": uid})
+
+
 def memory_action(view=None, *, invalid=None):
-    decorate = htmx_action(refused=_refused, invalid=invalid)
+    decorate = htmx_action(page=_memory_page, refused=_refused, invalid=invalid)
     return decorate(view) if view is not None else decorate
 
 

@@ -4,7 +4,8 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Func, Q
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from memory_console.console.access import (
     console_view,
@@ -18,10 +19,12 @@ from memory_console.console.forms import (
     page_number,
     parse_tags,
 )
+from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page
 from memory_console.console.tree import flatten_tree
 from memory_core import audit, search, writes
 from memory_core.actors import ancestors
+from memory_core.errors import NotFound
 from memory_core.models import Author, Memory, Scope
 from memory_core.models.access import Role
 from memory_core.names import ref_of_scope
@@ -144,16 +147,32 @@ def _publish_invalid(request, error, token):
 
 
 def scope_publish(request, token):
-    """POST `/scopes/<token>/publish/` publishes at <token>. Any other method is meant for
-    the scope whose token ends in "/publish" (`team:acme/publish`), whose page shares the
-    address: routed there, so no tenant's choice of team name hides a page."""
-    if request.method != "POST":
+    """POST `/scopes/<token>/publish/` publishes at <token>. A GET is the page of the scope
+    whose token ends in "/publish" (`team:acme/publish`), whose page shares the address,
+    when the user reads one (so no tenant's choice of team name hides a page); otherwise
+    it is sent on to <token>'s page (a reload after a refused publish). Someone not logged
+    in goes to the login page and comes back to this address."""
+    if request.method in ("GET", "HEAD") and _reads(request.user, f"{token}/publish"):
         return scope_detail(request, f"{token}/publish")
-    return _publish(request, token)
+    return _publish(request, token=token)
 
 
+def _reads(user, token: str) -> bool:
+    if not user.is_authenticated:
+        return True  # scope_detail's login_required: back here once logged in
+    try:
+        scope_for_reader(user, token)
+    except NotFound:
+        return False
+    return True
+
+
+def _scope_page(token) -> str:
+    return reverse("console:scope", kwargs={"token": token})
+
+
+@post_only(_scope_page)
 @console_view(invalid=_publish_invalid)
-@require_POST
 def _publish(request, token):
     scope = scope_for_reader(request.user, token)
     memory = writes.publish(

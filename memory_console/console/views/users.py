@@ -11,9 +11,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 from django.db.models import Prefetch
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_console.console.access import console_view, grant_for_superuser, require_superuser
+from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page
 from memory_core import audit, grants
 from memory_core.errors import Invalid, NotFound
@@ -58,8 +59,8 @@ def _grant_invalid(request, error):
     return _render_users(request, errors={"grant": error.message}, posted=request.POST, status=422)
 
 
+@post_only("console:users")
 @console_view(invalid=_grant_invalid)
-@require_POST
 def grant_set(request):
     require_superuser(request.user, "grant")
     username = request.POST.get("username", "").strip()
@@ -77,8 +78,8 @@ def grant_set(request):
     return redirect("console:users")
 
 
+@post_only("console:users")
 @console_view
-@require_POST
 def grant_revoke(request):
     row = grant_for_superuser(
         request.user, request.POST.get("username", ""), request.POST.get("scope", "")
@@ -89,8 +90,8 @@ def grant_revoke(request):
     return redirect("console:users")
 
 
+@post_only("console:users")
 @console_view
-@require_POST
 def user_create(request):
     require_superuser(request.user, "user.create")
     form = UserCreationForm(request.POST)
