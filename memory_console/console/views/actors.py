@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from memory_console.console.access import actor_for_reader, console_view, readable_scope_roles
 from memory_console.console.actions import Notice, error_text, htmx_action
 from memory_console.console.forms import AUTHOR_COMBINATION_LABELS
+from memory_console.console.links import actor_path
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_core import applied, audit, erasure, turns
 from memory_core.actors import chain_of
@@ -168,7 +169,8 @@ def _erase_refused(request, error: DomainError, ref):
     return render(request, ERASE, {"actor": actor, "notice": notice})
 
 
-@htmx_action(refused=_erase_refused, invalid=_erase_invalid)
+# (A GET never reaches here: actor_erase routes it to the actor page first.)
+@htmx_action(page=actor_path, refused=_erase_refused, invalid=_erase_invalid)
 def _erase(request, ref):
     actor = actor_for_reader(request.user, ref)
     # Typing the ref is the console's confirmation that the person means this actor; a
