@@ -68,7 +68,8 @@ def test_unknown_api_post_is_json_404_not_csrf_page(org, csrf_client):
         ("patch", "/api/v1/turns", "POST"),
         ("get", "/api/v1/turns", "POST"),
         ("put", "/api/v1/memories", "GET, POST"),
-        ("post", "/api/v1/memories/search", "GET"),
+        # DELETE: a forget of the memory whose id is "search" (404, like any unknown id).
+        ("post", "/api/v1/memories/search", "DELETE, GET"),
         ("post", "/api/v1/memories/mem_00000000000000000000000000", "DELETE, GET"),
         ("delete", "/api/v1/actors/u1", "GET, PUT"),
         ("get", "/api/v1/threads/thr_1/messages", "POST"),

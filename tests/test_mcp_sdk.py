@@ -11,6 +11,7 @@ for the module and stopped before the test database is dropped.
 """
 
 import asyncio
+import concurrent.futures
 
 import httpx2
 import pytest
@@ -74,7 +75,11 @@ def session(server, secret, path="/mcp/actors/u1/", mode="auto"):
 
 
 def run(coroutine):
-    return asyncio.run(coroutine)
+    """The client's coroutine, in a thread of its own: the browser tests of the same session
+    (Playwright's sync API) leave an event loop running in the main thread, where
+    asyncio.run() refuses to start another."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture
