@@ -58,6 +58,15 @@ def memory_for_reader(user, uid: str) -> Memory:
     return memory
 
 
+def memory_in_lineage(memory: Memory, uid: str) -> Memory:
+    """Version `uid` of the same memory as `memory` (readable with it: one lineage, one
+    scope); anything else is chosen wrongly, not hidden."""
+    version = Memory.objects.filter(uid=uid, lineage=memory.lineage).first()
+    if version is None:
+        raise Invalid("choose an earlier version of this memory")
+    return version
+
+
 def actor_for_reader(user, ref: str) -> Actor:
     """The actor `ref` if any of the user's grants reaches its own scope, else NotFound.
 

@@ -50,6 +50,9 @@ urlpatterns = [
     path("memories/<str:uid>/pin/", memory_actions.pin, name="memory-pin"),
     path("memories/<str:uid>/unpin/", memory_actions.unpin, name="memory-unpin"),
     path("memories/<str:uid>/invalidate/", memory_actions.invalidate, name="memory-invalidate"),
+    path("memories/<str:uid>/reinstate/", memory_actions.reinstate, name="memory-reinstate"),
+    path("memories/<str:uid>/revert/", memory_actions.revert, name="memory-revert"),
+    path("memories/<str:uid>/tags/", memory_actions.tags, name="memory-tags"),
     path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
     # Refs are qualified by their tenant (`acme/u1`). "erase/" below an actor is tried
     # first, and answers a GET with the page of the actor whose ref ends in "erase"
