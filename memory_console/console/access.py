@@ -212,6 +212,11 @@ def digest_lines_for_reader(user):
     return _for_readable_actors(lines, user, "digest__actor")
 
 
+def all_threads_for_reader(user):
+    """Every stored conversation of an actor the user may read."""
+    return _for_readable_actors(Thread.objects.select_related("actor"), user, "actor")
+
+
 def threads_for_reader(
     user, ref: str, actor_ref: str | None = None, *, limit: int | None = None
 ) -> list[Thread]:

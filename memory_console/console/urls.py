@@ -81,6 +81,7 @@ urlpatterns = [
     # rest whole (nothing is routed below a run or a thread). Links are built by
     # console/links.py, never by pasting an id into a path. See views/runs.py.
     path("runs/<path:path>/", runs.run_detail, name="run"),
+    path("threads/", threads.thread_list, name="threads"),
     path("threads/<path:thread_id>/", threads.thread_detail, name="thread"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/create/", keys.key_create, name="key-create"),
