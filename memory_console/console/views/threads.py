@@ -24,7 +24,7 @@ from memory_console.console.access import (
     threads_for_reader,
 )
 from memory_console.console.cursors import cursor_id, newest_first
-from memory_console.console.reads import RunGroup, group_by_run
+from memory_console.console.reads import RunGroup, actor_trail, group_by_run
 from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.inputs import HOST_ID_MAX
@@ -151,6 +151,12 @@ def thread_detail(request, thread_id):
         "several": len(pages) > 1,
         "more_threads": more_threads,
     }
+    if len(pages) == 1:
+        # One actor's thread: breadcrumbs through its scopes and actor. Several actors
+        # share the id: no one trail fits, the page lists them under the conversations.
+        actor = pages[0].thread.actor
+        context["trail"] = actor_trail(user, actor)
+        context["trail_actor"] = actor.ref
     response = render_page(request, "console/thread.html", context)
     principal = Principal.for_user(user)
     for page in pages:
