@@ -35,9 +35,7 @@ def test_superuser_trail_links_every_scope(client, users, talk):
     assert trail.rstrip().endswith("<span>r-1</span>")
 
 
-def test_thread_trail_ends_with_the_thread_and_links_the_actors_conversations(
-    client, users, talk
-):
+def test_thread_trail_ends_with_the_thread_and_links_the_actors_conversations(client, users, talk):
     client.force_login(users.auditor)
     trail = _trail(client.get("/threads/t-1/").content.decode())
     assert 'href="/threads/?actor=acme%2Fu1"' in trail
