@@ -1,10 +1,10 @@
-"""A person's decisions about an existing memory: pin, unpin, invalidate."""
+"""A person's decisions about an existing memory: pin, unpin, tag, invalidate."""
 
 from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.models import Memory, RetiredReason
 from memory_core.permissions import may_write
-from memory_core.writes import lock_slot, retire
+from memory_core.writes import check_tags, lock_slot, retire
 
 MAX_REASON_CHARS = 500
 
@@ -36,6 +36,23 @@ def set_pinned(memory: Memory, pinned: bool, *, principal) -> Memory:
                 live.scope,
                 {"memory": live.uid, "pinned": pinned},
             )
+        change.log(200, memory_ids=[live.uid], count=1)
+    return live
+
+
+def set_tags(memory: Memory, tags, *, principal) -> Memory:
+    """Replace a live memory's tags. Tags are labels for finding memories, not part of the
+    fact (the memory_fields_immutable trigger leaves them out): changed in place, ledgered
+    by count only, since a tag can be as revealing as a key."""
+    with audited(principal, "tag", scope=memory.scope.token) as change:
+        _check_admin(principal, memory)
+        tags = check_tags(tags)
+        live = _locked_live(memory)
+        if list(live.tags) == tags:
+            raise Invalid("those are the tags it has; nothing was changed")
+        live.tags = tags
+        live.save(update_fields=["tags"])
+        change.event("memory.tagged", live.scope, {"memory": live.uid, "count": len(tags)})
         change.log(200, memory_ids=[live.uid], count=1)
     return live
 

@@ -1,7 +1,7 @@
 """The vectors of memory versions (models.Embedding): written with each version, filled in
 when pending, rebuilt when the embedder changes.
 
-- attach(): every write path that makes a version (writes._supersede: remember, publish,
+- attach(): every write path that makes a version (writes.supersede: remember, publish,
   correct, promote and republish, import, the demo) gives it its row in the same
   transaction: embedded, or pending when the embedder failed. The write never fails for
   the embedder's sake.

@@ -33,6 +33,8 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
         "memories",
         "supersedes",
         "promoted_from",
+        # memory.reinstated / memory.reverted: the version whose text came back.
+        "restores",
         "retired_original",
         "chars",
         "reason_chars",

@@ -72,7 +72,7 @@ def retire(memory: Memory, reason: str, principal, note: str = "") -> None:
     memory.save(update_fields=["retired_at", "retired_reason", "retired_by", "retired_note"])
 
 
-def _supersede(live: Memory | None, principal, **fields) -> Memory:
+def supersede(live: Memory | None, principal, **fields) -> Memory:
     """Retire the live row (if any) and insert its successor in the same lineage, with its
     embedding (pending when the embedder fails: the write goes on without it).
 
@@ -125,7 +125,7 @@ def remember(
             )
             if stored is not None:
                 return _logged(change, Written(stored, created=False))
-        memory = _supersede(
+        memory = supersede(
             live,
             principal,
             scope=scope,
@@ -180,7 +180,7 @@ def publish(
         check_key_and_fact(key, text)
         tags = check_tags(tags)
         live = lock_slot(scope, key)
-        memory = _supersede(
+        memory = supersede(
             live,
             principal,
             scope=scope,
@@ -214,7 +214,7 @@ def correct(memory: Memory, text: str, *, principal) -> Memory:
             # A version identical to the one it supersedes would say a person changed the
             # fact when nobody did, and add a ledger event for it.
             raise Invalid("the correction is the same as the current text; nothing was changed")
-        new = _supersede(
+        new = supersede(
             live,
             principal,
             scope=scope,
@@ -279,7 +279,7 @@ def promote(
         if original is None or original.pk != memory.pk:
             raise NotFound("only a live memory can be republished")
         live = lock_slot(target, memory.key)
-        new = _supersede(
+        new = supersede(
             live,
             principal,
             scope=target,

@@ -59,6 +59,8 @@ def test_pages_and_htmx_actions_trip_no_csp_violation(page, org, users):
         "/ledger/",
         "/access/",
         "/runs/",
+        "/runs/acme/u1/run-1/",
+        "/threads/",
         "/attribution/",
         "/keys/",
         "/users/",

@@ -258,6 +258,7 @@ def test_every_memory_form_posts_with_htmx_to_its_own_action(client, users, lear
     assert {action.rsplit("/", 2)[-2] for action, _ in forms} == {
         "correct",
         "pin",
+        "tags",
         "republish",
         "invalidate",
         "forget",

@@ -58,6 +58,15 @@ def memory_for_reader(user, uid: str) -> Memory:
     return memory
 
 
+def memory_in_lineage(memory: Memory, uid: str) -> Memory:
+    """Version `uid` of the same memory as `memory` (readable with it: one lineage, one
+    scope); anything else is chosen wrongly, not hidden."""
+    version = Memory.objects.filter(uid=uid, lineage=memory.lineage).first()
+    if version is None:
+        raise Invalid("choose an earlier version of this memory")
+    return version
+
+
 def actor_for_reader(user, ref: str) -> Actor:
     """The actor `ref` if any of the user's grants reaches its own scope, else NotFound.
 
@@ -201,6 +210,11 @@ def digest_lines_for_reader(user):
     """Every stored prompt line of a run the user may read."""
     lines = DigestLine.objects.select_related("digest__actor")
     return _for_readable_actors(lines, user, "digest__actor")
+
+
+def all_threads_for_reader(user):
+    """Every stored conversation of an actor the user may read."""
+    return _for_readable_actors(Thread.objects.select_related("actor"), user, "actor")
 
 
 def threads_for_reader(

@@ -95,6 +95,13 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
         # Offered only where the user administers the target (the service checks again).
         targets = [t for t in promotion_targets(memory) if can_administer(principal, t)]
     successor = next((v for v in versions if v.supersedes_id == memory.id), None)
+    # Revert offers each earlier text once (its newest version): reverting to the current
+    # text would change nothing, and the service refuses it.
+    revert_choices = {}
+    if live:
+        for v in reversed(versions):
+            if v.pk != memory.pk and v.text != memory.text:
+                revert_choices.setdefault(v.text, v)
     return {
         "memory": memory,
         "role": role,
@@ -105,6 +112,8 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
         "origin": origin(memory, resolving_threads([memory])),
         "actor_ref": ref_of_scope(memory.scope.token),
         "successor": successor,
+        "revert_choices": list(revert_choices.values()),
+        "reinstatable": memory.retired_reason == "invalidated" and successor is None,
         "versions": versions,
         "promotions": list(memory.promotions.select_related("scope").order_by("created_at")),
         "promoted_from_readable": memory.promoted_from_id is not None

@@ -1,12 +1,15 @@
 """Read helpers that more than one console page shows: a conversation grouped by run (the
-conversation and attribution pages) and the last ledger check (the ledger page and the
-dashboard). Views import these, never one another."""
+conversation and attribution pages), the last ledger check (the ledger page and the
+dashboard) and an actor's breadcrumbs (the thread and run pages). Views import these, never
+one another."""
 
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
 
-from memory_core.models import Digest, Memory, Message, Thread
+from memory_core.actors import ancestors
+from memory_core.models import Actor, Digest, Memory, Message, Thread
+from memory_core.permissions import readable_scope_roles
 
 # The last chain check, kept in the checker's session: it was computed over *their*
 # streams, so it is theirs to see, and the dashboard shows it instead of re-walking the
@@ -77,3 +80,14 @@ def shown_verification(summary: dict | None) -> dict | None:
 def last_verification(request) -> dict | None:
     """The last chain check this person ran, for the ledger page and the dashboard."""
     return shown_verification(request.session.get(VERIFICATION_KEY))
+
+
+def actor_trail(user, actor: Actor) -> list[dict]:
+    """The scopes above an actor, widest first, each marked readable (its chip links to the
+    scope page) or not (plain text: a link would lead to a 404). The actor's own scope is
+    left out: the trail names the actor itself next, linked to its page."""
+    readable = readable_scope_roles(user)
+    return [
+        {"scope": s, "readable": readable is None or s.id in readable}
+        for s in reversed(ancestors(actor.scope)[1:])
+    ]

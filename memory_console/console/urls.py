@@ -50,6 +50,9 @@ urlpatterns = [
     path("memories/<str:uid>/pin/", memory_actions.pin, name="memory-pin"),
     path("memories/<str:uid>/unpin/", memory_actions.unpin, name="memory-unpin"),
     path("memories/<str:uid>/invalidate/", memory_actions.invalidate, name="memory-invalidate"),
+    path("memories/<str:uid>/reinstate/", memory_actions.reinstate, name="memory-reinstate"),
+    path("memories/<str:uid>/revert/", memory_actions.revert, name="memory-revert"),
+    path("memories/<str:uid>/tags/", memory_actions.tags, name="memory-tags"),
     path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
     # Refs are qualified by their tenant (`acme/u1`). "erase/" below an actor is tried
     # first, and answers a GET with the page of the actor whose ref ends in "erase"
@@ -78,6 +81,7 @@ urlpatterns = [
     # rest whole (nothing is routed below a run or a thread). Links are built by
     # console/links.py, never by pasting an id into a path. See views/runs.py.
     path("runs/<path:path>/", runs.run_detail, name="run"),
+    path("threads/", threads.thread_list, name="threads"),
     path("threads/<path:thread_id>/", threads.thread_detail, name="thread"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/create/", keys.key_create, name="key-create"),

@@ -21,6 +21,9 @@ class Thread(models.Model):
         indexes = [
             # The console's /threads/<thread_id>/ looks threads up by the host's id.
             models.Index(fields=["ref"], name="thread_ref_idx"),
+            # The conversations list (/threads/?actor=) pages one actor's threads newest
+            # first by id cursor; the unfiltered list walks the primary key.
+            models.Index(fields=["actor", "-id"], name="thread_actor_recent_idx"),
         ]
 
     def __str__(self):

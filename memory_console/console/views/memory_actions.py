@@ -20,11 +20,12 @@ from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from memory_console.console import actions
-from memory_console.console.access import memory_for_reader
+from memory_console.console.access import memory_for_reader, memory_in_lineage
 from memory_console.console.actions import Notice, error_text, htmx_action, safe_next
+from memory_console.console.forms import parse_tags
 from memory_console.console.memory_page import render_memory
 from memory_console.console.rendering import wants_fragment
-from memory_core import curation, forgetting, writes
+from memory_core import curation, forgetting, undo, writes
 from memory_core.errors import DomainError, Invalid, NotFound
 from memory_core.principals import Principal
 
@@ -139,6 +140,35 @@ def unpin(request, uid):
 def invalidate(request, uid):
     memory = memory_for_reader(request.user, uid)
     return _done(request, memory, actions.invalidate(request, memory))
+
+
+@memory_action(invalid=_invalid)
+def reinstate(request, uid):
+    memory = memory_for_reader(request.user, uid)
+    new = undo.reinstate(memory, principal=Principal.for_user(request.user))
+    return _done(request, memory, f"Reinstated: {new.uid} is live again with this text.", new=new)
+
+
+@memory_action(invalid=_invalid)
+def revert(request, uid):
+    memory = memory_for_reader(request.user, uid)
+    earlier = memory_in_lineage(memory, request.POST.get("version", ""))
+    new = undo.revert(memory, earlier, principal=Principal.for_user(request.user))
+    return _done(
+        request,
+        memory,
+        f"Reverted: {new.uid} is the live version, with the text of {earlier.uid}.",
+        new=new,
+    )
+
+
+@memory_action(invalid=_invalid)
+def tags(request, uid):
+    memory = memory_for_reader(request.user, uid)
+    curation.set_tags(
+        memory, parse_tags(request.POST.get("tags", "")), principal=Principal.for_user(request.user)
+    )
+    return _done(request, memory, "Tags saved.")
 
 
 @memory_action(invalid=_invalid)

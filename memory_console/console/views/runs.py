@@ -17,6 +17,7 @@ from memory_console.console.access import (
     digests_for_reader,
     readable_scope_roles,
 )
+from memory_console.console.reads import actor_trail
 from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.attribution import forgotten_events
@@ -120,6 +121,7 @@ def run_detail(request, path):
     context = {
         "digest": digest,
         "actor_ref": digest.actor.ref,
+        "trail": actor_trail(user, digest.actor),
         "rows": line_rows(user, lines),
         "chain": _chain(user, digest.chain),
         "thread_state": thread_state,

@@ -1,4 +1,4 @@
-"""Conversations: a thread's messages, grouped by run.
+"""Conversations: the list of them (`/threads/`), and a thread's messages, grouped by run.
 
 `/threads/<thread_id>/` names the host's thread id, which is unique per actor, not
 globally (two hosts may both call theirs "t1"). The page shows every thread with that id
@@ -15,15 +15,20 @@ never marked safe.
 
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.views.decorators.http import require_GET
 
-from memory_console.console.access import console_view, threads_for_reader
-from memory_console.console.reads import RunGroup, group_by_run
+from memory_console.console.access import (
+    all_threads_for_reader,
+    console_view,
+    threads_for_reader,
+)
+from memory_console.console.cursors import cursor_id, newest_first
+from memory_console.console.reads import RunGroup, actor_trail, group_by_run
 from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.inputs import HOST_ID_MAX
-from memory_core.models import Memory, Thread
+from memory_core.models import Memory, Message, Thread
 from memory_core.principals import Principal
 from memory_core.scopes import actor_scope
 
@@ -86,6 +91,48 @@ def _param(request, name: str) -> str:
     return request.GET.get(name, "").strip()[:HOST_ID_MAX]
 
 
+def _with_activity(threads):
+    """Each thread's message count and latest message time, computed for the page's rows
+    only (correlated subqueries over message_thread_recent_idx), never for the table."""
+    messages = Message.objects.filter(thread=OuterRef("pk"))
+    return threads.annotate(
+        message_count=Subquery(
+            messages.order_by().values("thread").annotate(n=Count("id")).values("n")[:1]
+        ),
+        last_at=Subquery(messages.order_by("-created_at", "-id").values("created_at")[:1]),
+    )
+
+
+@console_view
+@require_GET
+def thread_list(request):
+    """Conversations the user may read, newest first (by when the thread began), paged by
+    id cursors like the ledger; `?actor=<ref>` keeps one actor's (thread_actor_recent_idx).
+    """
+    actor_ref = _param(request, "actor")
+    threads = all_threads_for_reader(request.user)
+    if actor_ref:
+        threads = threads.filter(actor__ref=actor_ref)
+    page = newest_first(
+        _with_activity(threads),
+        before=cursor_id(request.GET.get("before")),
+        after=cursor_id(request.GET.get("after")),
+    )
+    context = {"page": page, "actor_ref": actor_ref}
+    response = render_page(
+        request, "console/threads.html", context, fragment="console/_thread_rows.html"
+    )
+    # The list shows thread ids and counts, no message text.
+    audit.record(
+        Principal.for_user(request.user),
+        "thread.list",
+        200,
+        actor_ref=actor_ref or None,
+        count=len(page.rows),
+    )
+    return response
+
+
 @console_view
 @require_GET
 def thread_detail(request, thread_id):
@@ -104,6 +151,12 @@ def thread_detail(request, thread_id):
         "several": len(pages) > 1,
         "more_threads": more_threads,
     }
+    if len(pages) == 1:
+        # One actor's thread: breadcrumbs through its scopes and actor. Several actors
+        # share the id: no one trail fits, the page lists them under the conversations.
+        actor = pages[0].thread.actor
+        context["trail"] = actor_trail(user, actor)
+        context["trail_actor"] = actor.ref
     response = render_page(request, "console/thread.html", context)
     principal = Principal.for_user(user)
     for page in pages:
