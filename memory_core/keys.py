@@ -131,21 +131,23 @@ def _key_by_prefix() -> str:
     # it is read), only for the right secret (a prefix is shown on the keys page, so it
     # alone must not move the time) and only once per granularity: in the common case it
     # matches no row and writes nothing. The SELECT sees the row as it was before.
+    # statement_timestamp(), not now(): in a longer transaction now() is its start.
     seconds = int(LAST_USED_GRANULARITY.total_seconds())
     return f"""
         WITH touched AS (
-            UPDATE memory_core_apikey SET last_used_at = now()
+            UPDATE memory_core_apikey SET last_used_at = statement_timestamp()
             WHERE prefix = %s AND secret_hash = %s
               AND revoked_at IS NULL AND paused_at IS NULL
-              AND (expires_at IS NULL OR expires_at > now())
-              AND (last_used_at IS NULL OR last_used_at < now() - interval '{seconds} seconds')
+              AND (expires_at IS NULL OR expires_at > statement_timestamp())
+              AND (last_used_at IS NULL
+                   OR last_used_at < statement_timestamp() - interval '{seconds} seconds')
             RETURNING 1
         )
         SELECT {prepared.columns(ApiKey, "k")}, {prepared.columns(Scope, "s")}, a.ref
         FROM memory_core_apikey k JOIN memory_core_scope s ON s.id = k.reach_id
         LEFT JOIN memory_core_actor a ON a.id = k.actor_id
         WHERE k.prefix = %s AND k.revoked_at IS NULL AND k.paused_at IS NULL
-          AND (k.expires_at IS NULL OR k.expires_at > now())
+          AND (k.expires_at IS NULL OR k.expires_at > statement_timestamp())
     """
 
 
