@@ -88,4 +88,7 @@ urlpatterns = [
     path("users/create/", users.user_create, name="user-create"),
     path("users/grants/", users.grant_set, name="user-grant"),
     path("users/grants/revoke/", users.grant_revoke, name="user-grant-revoke"),
+    path("users/<str:username>/deactivate/", users.user_deactivate, name="user-deactivate"),
+    path("users/<str:username>/reactivate/", users.user_reactivate, name="user-reactivate"),
+    path("users/<str:username>/password/", users.user_set_password, name="user-password"),
 ]
