@@ -161,7 +161,9 @@ def user_set_password(request, username):
     if password != request.POST.get("password2", ""):
         raise Invalid("the two passwords differ")
     person = users.set_password(username, password, principal=Principal.for_user(request.user))
+    ended = "their sessions end"
     if person.pk == request.user.pk:
         update_session_auth_hash(request, person)  # keep this session; others end
-    messages.success(request, f"Set a new password for {username}; their other sessions end.")
+        ended = "your other sessions end"
+    messages.success(request, f"Set a new password for {username}; {ended}.")
     return redirect("console:users")
