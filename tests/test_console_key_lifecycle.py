@@ -28,6 +28,19 @@ def _fresh(key) -> ApiKey:
     return ApiKey.objects.get(pk=key.pk)
 
 
+# --- the status rule (no database) ------------------------------------------------------
+
+
+def test_state_of_a_key_revoked_wins_over_paused_over_expired():
+    now = timezone.now()
+    past = now - timedelta(days=1)
+    assert keys.state_of(ApiKey(), now) == "live"
+    assert keys.state_of(ApiKey(expires_at=now + timedelta(days=1)), now) == "live"
+    assert keys.state_of(ApiKey(expires_at=now), now) == "expired"
+    assert keys.state_of(ApiKey(expires_at=past, paused_at=past), now) == "paused"
+    assert keys.state_of(ApiKey(paused_at=past, revoked_at=past), now) == "revoked"
+
+
 # --- pause and resume ------------------------------------------------------------------
 
 
