@@ -12,7 +12,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_core', '0009_apikey_actor'),
+        ('memory_core', '0010_thread_actor_recent_idx'),
     ]
 
     operations = [
