@@ -46,6 +46,10 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
         "from_scope",
         "api_key",
         "reach",
+        # api_key.created: when the key stops working (keys.create_api_key).
+        "expires_at",
+        # user.deactivated / user.reactivated (users.set_active).
+        "active",
         "user",
         "role",
         "scopes",

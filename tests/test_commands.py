@@ -125,7 +125,7 @@ def test_grant_creates_the_scope_grant(users, org):
 
 
 def test_grant_refuses_unknown_user_and_scope(org):
-    with pytest.raises(CommandError, match="no user"):
+    with pytest.raises(CommandError, match="no user.*create the user first.*createsuperuser"):
         run("grant", "nobody", "tenant:acme", "--role", "admin")
     with pytest.raises(CommandError, match="no scope"):
         run("grant", "nobody", "tenant:nowhere", "--role", "admin")

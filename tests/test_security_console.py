@@ -110,6 +110,7 @@ def _sample_kwargs(pattern: URLPattern, memory_uid: str, key_uid: str) -> dict:
         "uid": key_uid if pattern.name.startswith("key-") else memory_uid,
         "narrow": memory_uid,
         "wide": memory_uid,
+        "username": "owner",
     }
     return {name: samples[name] for name in pattern.pattern.converters}
 

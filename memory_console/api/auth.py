@@ -7,9 +7,9 @@ from memory_core.principals import Principal
 
 
 class ApiKeyBearer(HttpBearer):
-    """`Authorization: Bearer mc_…`. A missing, unknown or revoked key returns None,
-    which Ninja answers with 401 `{"detail": "Unauthorized"}` (one answer for all three,
-    so a caller cannot tell a revoked key from one that never existed)."""
+    """`Authorization: Bearer mc_…`. A missing, unknown, revoked, paused or expired key
+    returns None, which Ninja answers with 401 `{"detail": "Unauthorized"}` (one answer for
+    all, so a caller cannot tell a revoked key from one that never existed)."""
 
     def authenticate(self, request, token: str) -> Principal | None:
         api_key = keys.authenticate(token)

@@ -86,8 +86,13 @@ urlpatterns = [
     path("keys/", keys.key_list, name="keys"),
     path("keys/create/", keys.key_create, name="key-create"),
     path("keys/<str:uid>/revoke/", keys.key_revoke, name="key-revoke"),
+    path("keys/<str:uid>/pause/", keys.key_pause, name="key-pause"),
+    path("keys/<str:uid>/resume/", keys.key_resume, name="key-resume"),
     path("users/", users.user_list, name="users"),
     path("users/create/", users.user_create, name="user-create"),
     path("users/grants/", users.grant_set, name="user-grant"),
     path("users/grants/revoke/", users.grant_revoke, name="user-grant-revoke"),
+    path("users/<str:username>/deactivate/", users.user_deactivate, name="user-deactivate"),
+    path("users/<str:username>/reactivate/", users.user_reactivate, name="user-reactivate"),
+    path("users/<str:username>/password/", users.user_set_password, name="user-password"),
 ]

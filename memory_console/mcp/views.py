@@ -54,8 +54,8 @@ def endpoint(request, ref: str | None = None):
     try:
         api_key = keys.authenticate(bearer_token(request.headers.get("Authorization")))
         if api_key is None:
-            # One answer for a missing, unknown or revoked key; not access-logged (there is
-            # no principal to record), as the API's 401.
+            # One answer for a missing, unknown, revoked, paused or expired key; not
+            # access-logged (there is no principal to record), as the API's 401.
             response = refusal(
                 401, "Unauthorized: send Authorization: Bearer <API key>", UNAUTHORIZED
             )

@@ -79,12 +79,24 @@ class ApiKey(models.Model):
     created_by = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Paused keys authenticate as nothing until resumed; a revoked key stays revoked.
+    paused_at = models.DateTimeField(null=True, blank=True)
+    # Null: the key never expires. From this instant it authenticates as nothing.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # Maintained cheaply: touched by the authenticating statement itself, and only when it
+    # is older than keys.LAST_USED_GRANULARITY, so not a write per request.
+    last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(secret_hash__regex=r"^[0-9a-f]{64}$"), name="apikey_secret_is_hash"
+            ),
+            # An expiry at or before creation would hand out a secret that never worked.
+            models.CheckConstraint(
+                condition=Q(expires_at__isnull=True) | Q(expires_at__gt=models.F("created_at")),
+                name="apikey_expires_after_creation",
             ),
         ]
         triggers = [
@@ -97,6 +109,21 @@ class ApiKey(models.Model):
             # What a secret may do is fixed when it is handed out: rebinding a live key to
             # another actor, or widening its reach, would change it behind its holder's back.
             ReadOnly(name="apikey_binding_immutable", fields=["reach", "actor"]),
+            # Revocation is final: a revoked key is never un-revoked, paused or resumed, and
+            # its expiry is not moved (only last_used_at may still be touched).
+            pgtrigger.Trigger(
+                name="apikey_revoked_final",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    'OLD."revoked_at" IS NOT NULL AND ('
+                    'NEW."revoked_at" IS DISTINCT FROM OLD."revoked_at"'
+                    ' OR NEW."paused_at" IS DISTINCT FROM OLD."paused_at"'
+                    ' OR NEW."expires_at" IS DISTINCT FROM OLD."expires_at")'
+                ),
+                func=f"RAISE EXCEPTION 'api key %: revoked keys stay revoked', OLD.uid"
+                f" USING ERRCODE = '{REFUSED_SQLSTATE}';",
+            ),
         ]
 
     def __str__(self):

@@ -1,4 +1,7 @@
-"""The API keys page: list, create (secret shown once), revoke (CONSOLE.md, "API keys").
+"""The API keys page: list, create (secret shown once), pause, resume, revoke (CONSOLE.md,
+"API keys"). Each row says whether the key is live, paused, expired or revoked, when it
+was last used (to keys.LAST_USED_GRANULARITY) and when it expires; above the list, the
+count of live keys per reach.
 
 Who sees what. The list holds every key whose reach one of the user's grants reaches
 (superuser: every key). An administrator of a key's reach may revoke it, and may create
@@ -14,12 +17,16 @@ the redirected GET, which pops it and shows it on a page marked `Cache-Control: 
 secret. It is never put in a URL, logged or flashed, and only a hash is kept with the key.
 """
 
+from datetime import datetime, time
+
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import api_key_for_admin, console_view, readable_scope_roles
@@ -34,9 +41,20 @@ from memory_core.models.access import Role
 from memory_core.permissions import role_for
 from memory_core.principals import Principal
 
+
+def _live() -> Q:
+    return Q(revoked_at__isnull=True, paused_at__isnull=True) & (
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+    )
+
+
 STATES = {
-    "live": Q(revoked_at__isnull=True),
-    "revoked": Q(revoked_at__isnull=False),
+    "live": _live,
+    "paused": lambda: Q(revoked_at__isnull=True, paused_at__isnull=False),
+    "expired": lambda: Q(
+        revoked_at__isnull=True, paused_at__isnull=True, expires_at__lte=timezone.now()
+    ),
+    "revoked": lambda: Q(revoked_at__isnull=False),
 }
 
 
@@ -87,12 +105,14 @@ def _render_keys(
     filters = _filters(request)
     rows = visible
     if filters["state"]:
-        rows = rows.filter(STATES[filters["state"]])
+        rows = rows.filter(STATES[filters["state"]]())
     if filters["reach"]:
         rows = rows.filter(reach__token=filters["reach"])
     paginator = Paginator(rows.order_by("-created_at", "-id"), PAGE_SIZE)
     page = paginator.get_page(page_number(request.GET.get("page")))
+    now = timezone.now()
     for key in page:
+        key.state = keys.state_of(key, now)
         key.can_revoke = key.revoked_at is None and (
             roles is None or roles.get(key.reach_id) == Role.ADMIN
         )
@@ -101,9 +121,18 @@ def _render_keys(
         "page": page,
         "page_range": paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1),
         "filters": filters,
+        "states": list(STATES),
         "filtering": any(filters.values()),
         "reach_tokens": list(
             visible.order_by("reach__token").values_list("reach__token", flat=True).distinct()
+        ),
+        # The count of live keys per reach (the issue's "keys per reach"), over every
+        # visible key whatever the filters.
+        "live_per_reach": list(
+            visible.filter(_live())
+            .values_list("reach__token")
+            .annotate(n=Count("id"))
+            .order_by("reach__token")
         ),
         "has_grants": roles is None or bool(roles),
         "reaches": reaches,
@@ -151,6 +180,21 @@ def _reach_to_create(user, principal, token: str) -> Scope:
     return scope
 
 
+def _expiry(value: str):
+    """The form's optional expiry date: the key stops working at the start of that day (in
+    the server's time zone). Empty: never expires."""
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        day = parse_date(value)
+    except ValueError:
+        day = None
+    if day is None:
+        raise Invalid("the expiry must be a date (YYYY-MM-DD)")
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
 def _create_invalid(request, error):
     return _render_keys(request, error=error.message, posted=request.POST, status=422)
 
@@ -160,7 +204,12 @@ def _create_invalid(request, error):
 def key_create(request):
     principal = Principal.for_user(request.user)
     reach = _reach_to_create(request.user, principal, request.POST.get("reach", ""))
-    key, secret = keys.create_api_key(request.POST.get("name", ""), reach, principal=principal)
+    key, secret = keys.create_api_key(
+        request.POST.get("name", ""),
+        reach,
+        principal=principal,
+        expires_at=_expiry(request.POST.get("expires", "")),
+    )
     # Post/redirect/get: the next GET of the page shows the secret, once (key_list).
     request.session[NEW_KEY] = {"uid": key.uid, "secret": secret}
     response = redirect(f"{reverse('console:keys')}#new-key")
@@ -180,4 +229,30 @@ def key_revoke(request, uid):
     messages.success(
         request, f"Revoked the key {key.name} (mc_{key.prefix}…): it is refused from now on."
     )
+    return redirect("console:keys")
+
+
+@post_only("console:keys")
+@console_view
+def key_pause(request, uid):
+    key = api_key_for_admin(request.user, uid, action="api_key.pause")
+    if key.revoked_at is not None:
+        messages.info(request, f"The key {key.name} is revoked: there is nothing to pause.")
+        return redirect("console:keys")
+    keys.pause_api_key(key, principal=Principal.for_user(request.user))
+    messages.success(
+        request, f"Paused the key {key.name} (mc_{key.prefix}…): it is refused until resumed."
+    )
+    return redirect("console:keys")
+
+
+@post_only("console:keys")
+@console_view
+def key_resume(request, uid):
+    key = api_key_for_admin(request.user, uid, action="api_key.resume")
+    if key.revoked_at is not None:
+        messages.info(request, f"The key {key.name} is revoked: revocation cannot be undone.")
+        return redirect("console:keys")
+    keys.resume_api_key(key, principal=Principal.for_user(request.user))
+    messages.success(request, f"Resumed the key {key.name} (mc_{key.prefix}…).")
     return redirect("console:keys")

@@ -4,38 +4,56 @@ CONSOLE.md: "Grants are managed on a Users page (superusers)". The page's existe
 secret, so a logged-in non-superuser gets a 403 page and an access-log row, not a 404.
 Grants change through memory_core.grants (which checks again and writes the ledger);
 creating a user is Django's own UserCreationForm, password validators included.
+Deactivating, reactivating and setting a new password go through memory_core.users (one
+audited change each, ledger event and access-log row, no password material in either).
+The list is paged and searched by username; revoking a grant has a confirmation step
+(a <details> that opens the form, so it needs no JavaScript).
 """
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, update_session_auth_hash
 from django.contrib.auth.forms import UserCreationForm
+from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import console_view, grant_for_superuser, require_superuser
+from memory_console.console.forms import PAGE_SIZE, page_number
 from memory_console.console.methods import post_only
-from memory_console.console.rendering import render_page
-from memory_core import audit, grants
+from memory_console.console.rendering import render_page, wants_fragment
+from memory_core import audit, grants, users
 from memory_core.errors import Invalid, NotFound
 from memory_core.models import Scope, ScopeGrant
 from memory_core.models.access import Role
 from memory_core.principals import Principal
 
 
-def _render_users(request, *, errors=None, posted=None, new_user_form=None, status=200):
-    people = (
-        get_user_model()
-        .objects.order_by("username")
-        .prefetch_related(
+def _render_users(
+    request, *, errors=None, posted=None, new_user_form=None, status=200, fragment=None
+):
+    query = request.GET.get("q", "").strip()[:150]
+    people = get_user_model().objects.order_by("username")
+    if query:
+        people = people.filter(username__icontains=query)
+    paginator = Paginator(
+        people.prefetch_related(
             Prefetch(
                 "scope_grants",
                 queryset=ScopeGrant.objects.select_related("scope").order_by("scope__token"),
             )
-        )
+        ),
+        PAGE_SIZE,
     )
+    page = paginator.get_page(page_number(request.GET.get("page")))
     context = {
-        "people": people,
+        "page": page,
+        "page_range": paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1),
+        "query": query,
+        # The grant form offers every user, whatever page of the list is shown.
+        "usernames": list(
+            get_user_model().objects.order_by("username").values_list("username", flat=True)
+        ),
         # Offered in the grant form's list; an actor's own scope may still be typed in.
         "scope_tokens": list(
             Scope.objects.exclude(token__startswith="actor:").values_list("token", flat=True)
@@ -45,13 +63,15 @@ def _render_users(request, *, errors=None, posted=None, new_user_form=None, stat
         "posted": posted or {},
         "new_user_form": new_user_form or UserCreationForm(),
     }
-    return render_page(request, "console/users.html", context, status=status)
+    return render_page(request, "console/users.html", context, fragment=fragment, status=status)
 
 
 @console_view
 @require_GET
 def user_list(request):
     require_superuser(request.user, "users.read")
+    if wants_fragment(request):  # a search or a page of the list
+        return _render_users(request, fragment="console/_user_rows.html")
     return _render_users(request)
 
 
@@ -108,4 +128,42 @@ def user_create(request):
         request,
         f"Created {person.get_username()}. They see nothing until you give them a grant.",
     )
+    return redirect("console:users")
+
+
+def _user_invalid(request, error, username):
+    return _render_users(request, errors={"user": error.message, "username": username}, status=422)
+
+
+@post_only("console:users")
+@console_view(invalid=_user_invalid)
+def user_deactivate(request, username):
+    require_superuser(request.user, "user.deactivate")
+    users.set_active(username, False, principal=Principal.for_user(request.user))
+    messages.success(request, f"Deactivated {username}: they cannot log in until reactivated.")
+    return redirect("console:users")
+
+
+@post_only("console:users")
+@console_view(invalid=_user_invalid)
+def user_reactivate(request, username):
+    require_superuser(request.user, "user.reactivate")
+    users.set_active(username, True, principal=Principal.for_user(request.user))
+    messages.success(request, f"Reactivated {username}: they can log in again.")
+    return redirect("console:users")
+
+
+@post_only("console:users")
+@console_view(invalid=_user_invalid)
+def user_set_password(request, username):
+    require_superuser(request.user, "user.set_password")
+    password = request.POST.get("password1", "")
+    if password != request.POST.get("password2", ""):
+        raise Invalid("the two passwords differ")
+    person = users.set_password(username, password, principal=Principal.for_user(request.user))
+    ended = "their sessions end"
+    if person.pk == request.user.pk:
+        update_session_auth_hash(request, person)  # keep this session; others end
+        ended = "your other sessions end"
+    messages.success(request, f"Set a new password for {username}; {ended}.")
     return redirect("console:users")

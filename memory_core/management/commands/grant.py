@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_core import grants
-from memory_core.errors import DomainError
+from memory_core.errors import DomainError, NotFound
 from memory_core.models import Scope
 from memory_core.models.access import Role
 from memory_core.principals import Principal
@@ -26,6 +26,12 @@ class Command(BaseCommand):
             raise CommandError(f"no scope {scope!r}")
         try:
             grants.grant(user, target, role, principal=Principal.system("cli"))
+        except NotFound as error:
+            # The command grants; it does not create users.
+            raise CommandError(
+                f"{error.message}: create the user first, on the console's Users page or "
+                "with createsuperuser"
+            ) from error
         except DomainError as error:
             raise CommandError(error.message) from error
         self.stdout.write(f"{user} is now {role} of {target.token}.")
