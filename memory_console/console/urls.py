@@ -11,6 +11,7 @@ from memory_console.console.views import (
     attribution,
     conflicts,
     dashboard,
+    finder,
     keys,
     ledger,
     memories,
@@ -44,6 +45,9 @@ urlpatterns = [
     # "publish" when the user reads one, and otherwise sends it to the scope (views/scopes.py).
     path("scopes/<path:token>/publish/", scopes.scope_publish, name="scope-publish"),
     path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
+    # The finder and its bulk actions; memory ids never read "bulk" (memory_core/ids.py).
+    path("memories/", finder.memory_finder, name="memories"),
+    path("memories/bulk/", finder.bulk_action, name="memories-bulk"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),
     path("memories/<str:uid>/correct/", memory_actions.correct, name="memory-correct"),
     path("memories/<str:uid>/republish/", memory_actions.republish, name="memory-republish"),

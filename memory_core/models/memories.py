@@ -130,6 +130,8 @@ class Memory(models.Model):
             models.Index(fields=["origin_actor", "origin_thread"], name="memory_origin_thread_idx"),
             # Scope pages list a scope's memories newest first.
             models.Index(fields=["scope", "-created_at"], name="memory_scope_recent_idx"),
+            # The console's memory finder pages every readable memory newest (or oldest) first.
+            models.Index(fields=["-created_at", "-id"], name="memory_recent_idx"),
             # Full-text tier of search.
             GinIndex(fields=["search"], name="memory_search_gin"),
             # Trigram tier of search (typos inside a longer fact).
