@@ -27,7 +27,8 @@ def facts(org, users):
         ("globex-secret", org.globex),
         ("acme-budget", org.acme),
     ]:
-        made[key] = writes.publish(scope, key, f"the {key} fact about budgets", principal=users.p_su)
+        text = f"the {key} fact about budgets"
+        made[key] = writes.publish(scope, key, text, principal=users.p_su)
     return made
 
 
