@@ -252,3 +252,12 @@ def test_bulk_get_goes_to_the_finder(client, users):
     login(client, users.owner)
     response = client.get("/memories/bulk/")
     assert response.status_code == 302 and response["Location"] == "/memories/"
+
+
+def test_scope_page_offers_bulk_selection_to_its_administrators_only(client, users, facts):
+    login(client, users.owner)
+    response = client.get("/scopes/tenant:acme/")
+    assert 'id="bulk-form"' in response.text
+    assert f'value="{facts["acme-fy"].uid}" form="bulk-form"' in response.text
+    login(client, users.auditor)
+    assert 'id="bulk-form"' not in client.get("/scopes/tenant:acme/").text

@@ -19,6 +19,7 @@ from memory_console.console.access import (
     scope_for_reader,
 )
 from memory_console.console.actions import safe_next
+from memory_console.console.bulk_labels import BULK_LABELS
 from memory_console.console.forms import (
     FINDER_SORTS,
     MEMORY_STATES,
@@ -32,14 +33,6 @@ from memory_core.errors import NotFound
 from memory_core.models import Memory
 from memory_core.principals import Principal
 from memory_core.writes import promotion_targets
-
-BULK_LABELS = {
-    "pin": "Pin",
-    "unpin": "Unpin",
-    "invalidate": "Invalidate",
-    "republish": "Republish wider",
-    "forget": "Forget",
-}
 
 
 @console_view
