@@ -103,6 +103,8 @@ ACCESS_ACTIONS = [
     "memory.get",
     "memory.read",
     "scope.read",
+    "memory.find",
+    "actor.search",
     "publish",
     "correct",
     "promote",
@@ -221,3 +223,15 @@ class FinderFilter(forms.Form):
         values["state"] = values["state"] or "live"
         values["sort"] = values["sort"] or "new"
         return values
+
+
+class ActorSearch(forms.Form):
+    """The actor search's parameters; a bad value is ignored."""
+
+    q = forms.CharField(required=False, max_length=128, strip=True)
+    tenant = forms.CharField(required=False, max_length=128, strip=True)
+    team = forms.CharField(required=False, max_length=161, strip=True)
+
+    def values(self) -> dict:
+        self.is_valid()
+        return {name: self.cleaned_data.get(name) or "" for name in self.fields}

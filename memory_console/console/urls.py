@@ -7,6 +7,7 @@ from django.urls import path
 from memory_console.console.methods import post_only
 from memory_console.console.views import (
     access_log,
+    actor_search,
     actors,
     attribution,
     conflicts,
@@ -58,6 +59,7 @@ urlpatterns = [
     # Refs are qualified by their tenant (`acme/u1`). "erase/" below an actor is tried
     # first, and answers a GET with the page of the actor whose ref ends in "erase"
     # (views/actors.py); nothing else is routed below an actor.
+    path("actors/", actor_search.actor_search, name="actors"),
     path("actors/<path:ref>/erase/", actors.actor_erase, name="actor-erase"),
     path("actors/<path:ref>/", actors.actor_detail, name="actor"),
     path("conflicts/", conflicts.conflict_list, name="conflicts"),
