@@ -10,8 +10,9 @@ count. Then the filters, each one index-friendly at a million rows:
   chain, never across tenants;
 - state: live = not retired and not expired; superseded / invalidated = retired_reason;
   expired = not retired but past expires_at; any = every version;
-- the order is an index's (memory_recent_idx: created_at, id) unless sorted otherwise,
-  and the count stops at COUNT_CAP + 1 ("more than 10,000"), so neither a count nor a
+- every order is an index's (memory_recent_idx: created_at, id; memory_key_recent_idx),
+  and so is each selective filter (pinned, retired by reason, expired, tags, kind as
+  scope ids), and the count stops at COUNT_CAP + 1 ("more than 10,000"), so neither a count nor a
   page ever walks every row.
 """
 
@@ -33,12 +34,13 @@ COUNT_CAP = 10_000
 MAX_PAGE = COUNT_CAP // PAGE_SIZE
 # A hybrid search at one scope shows its best this many, ranked (as the scope page does).
 RANKED_RESULTS = 100
+# A kind filter with at most this many scopes is applied as their ids.
+KIND_IDS_MAX = 2000
 
 SORTS = {
     "new": ("-created_at", "-id"),
     "old": ("created_at", "id"),
     "key": ("key", "-created_at", "-id"),
-    "scope": ("scope__token", "key", "-created_at", "-id"),
 }
 
 
@@ -78,13 +80,27 @@ def readable_memories(user):
 def _state(rows, state: str):
     if state == "live":
         return rows.live()
+    # retired_at as well as the reason: the condition of memory_retired_recent_idx.
     if state == "superseded":
-        return rows.filter(retired_reason=RetiredReason.SUPERSEDED)
+        return rows.filter(retired_at__isnull=False, retired_reason=RetiredReason.SUPERSEDED)
     if state == "invalidated":
-        return rows.filter(retired_reason=RetiredReason.INVALIDATED)
+        return rows.filter(retired_at__isnull=False, retired_reason=RetiredReason.INVALIDATED)
     if state == "expired":
         return rows.filter(retired_at__isnull=True, expires_at__lte=Now())
     return rows
+
+
+def _of_kind(rows, kind: str):
+    """Rows at scopes of one kind. As scope ids when they are few (memory_scope_recent_idx
+    then finds their rows); as a join when they are many (actors), where the capped count
+    and the first page stop early anyway."""
+    scopes = Scope.objects.filter(
+        **({"token": "global"} if kind == "global" else {"token__startswith": f"{kind}:"})
+    )
+    ids = list(scopes.values_list("id", flat=True)[: KIND_IDS_MAX + 1])
+    if len(ids) <= KIND_IDS_MAX:
+        return rows.filter(scope_id__in=ids)
+    return rows.filter(scope__in=scopes)
 
 
 def _day_start(day) -> datetime:
@@ -97,11 +113,7 @@ def filtered(user, f: dict):
     if f["scope"]:
         rows = rows.filter(scope__token=f["scope"])
     if f["kind"]:
-        kind = f["kind"]
-        if kind == "global":
-            rows = rows.filter(scope__token="global")
-        else:
-            rows = rows.filter(scope__token__startswith=f"{kind}:")
+        rows = _of_kind(rows, f["kind"])
     if f["author"]:
         rows = rows.filter(author=f["author"])
     if f["pinned"]:

@@ -199,7 +199,7 @@ class AccessFilter(TimeRangeFilter):
 
 SCOPE_KINDS = ["global", "tenant", "team", "actor"]
 MEMORY_STATES = ["live", "superseded", "invalidated", "expired", "any"]
-FINDER_SORTS = {"new": "newest first", "old": "oldest first", "key": "key", "scope": "scope"}
+FINDER_SORTS = {"new": "newest first", "old": "oldest first", "key": "key"}
 
 
 class FinderFilter(forms.Form):
