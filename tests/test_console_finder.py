@@ -261,3 +261,9 @@ def test_scope_page_offers_bulk_selection_to_its_administrators_only(client, use
     assert f'value="{facts["acme-fy"].uid}" form="bulk-form"' in response.text
     login(client, users.auditor)
     assert 'id="bulk-form"' not in client.get("/scopes/tenant:acme/").text
+
+
+def test_a_search_at_another_tenants_scope_finds_nothing(client, users, facts):
+    login(client, users.owner)
+    response = client.get("/memories/", {"scope": "tenant:globex", "q": "budgets"})
+    assert _keys(response) == [] and "0 memories match" in response.text

@@ -26,7 +26,7 @@ from django.utils import timezone
 from memory_core import search
 from memory_core.models import Memory, RetiredReason, Scope
 from memory_core.models.memories import TS_CONFIG
-from memory_core.permissions import readable_scope_roles
+from memory_core.permissions import readable_scope_roles, role_for
 
 PAGE_SIZE = 50
 COUNT_CAP = 10_000
@@ -132,7 +132,9 @@ def _hybrid_scope(user, f: dict) -> Scope | None:
     """The one readable scope a hybrid search runs in, if the filters allow it."""
     if not (f["q"] and f["scope"] and f["state"] == "live"):
         return None
-    return Scope.objects.filter(token=f["scope"]).first()
+    scope = Scope.objects.filter(token=f["scope"]).first()
+    # Another tenant's scope is not even searched (its rows would be filtered out anyway).
+    return scope if scope is not None and role_for(user, scope) is not None else None
 
 
 def find(user, f: dict, page: int) -> Found:
