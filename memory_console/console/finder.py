@@ -138,7 +138,8 @@ def _hybrid_scope(user, f: dict) -> Scope | None:
 
 
 def find(user, f: dict, page: int) -> Found:
-    rows = filtered(user, f).select_related("scope", "origin_actor")
+    # The stored tsvector is filtered on, never shown: not fetched with 50 rows a page.
+    rows = filtered(user, f).select_related("scope", "origin_actor").defer("search")
     scope = _hybrid_scope(user, f)
     if scope is not None:
         _, keys, _ = search.ranked_chain([scope.token], f["q"], RANKED_RESULTS)
