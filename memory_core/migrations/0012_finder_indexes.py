@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_core', '0009_apikey_actor'),
+        ('memory_core', '0011_apikey_lifecycle'),
     ]
 
     operations = [
