@@ -28,6 +28,7 @@ and a read, which changes nothing but its own access-log row.
 """
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -35,6 +36,21 @@ from django.db import transaction
 from memory_core import audit, ledger
 
 _AS_GIVEN = object()  # log(): keep the actor_ref / scope given to audited()
+
+# The bulk action (memory_core/bulk.py) a change runs inside, if any: its id is written
+# into every ledger event's payload and the access-log row's detail, so each memory's own
+# change says which bulk action it was part of.
+_BULK_ID: ContextVar[str | None] = ContextVar("bulk_id", default=None)
+
+
+@contextmanager
+def in_bulk(bulk_id: str):
+    """Every change made inside is tagged `bulk: <bulk_id>` (ledger payload, access log)."""
+    token = _BULK_ID.set(bulk_id)
+    try:
+        yield
+    finally:
+        _BULK_ID.reset(token)
 
 
 @dataclass
@@ -85,9 +101,14 @@ class Change:
             return
         if self.row is None:
             raise RuntimeError(f"the change {self.action!r} did not say what it logs")
+        bulk_id = _BULK_ID.get()
         for kind, scope, payload, actor_ref in self.events:
+            if bulk_id is not None:
+                payload = {**payload, "bulk": bulk_id}
             ledger.append(kind, scope, self.principal, payload, actor_ref=actor_ref)
         row = dict(self.row)
+        if bulk_id is not None:
+            row["detail"] = {**(row["detail"] or {}), "bulk": bulk_id}
         audit.record(self.principal, self.action, row.pop("outcome"), **row)
 
 

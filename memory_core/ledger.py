@@ -59,6 +59,8 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
         # actor.erased: counts of what an erasure removed (erasure.Erased).
         "api_keys",
         "republished",
+        # The bulk action (memory_core/bulk.py) an event's change was part of.
+        "bulk",
     }
 )
 

@@ -19,6 +19,7 @@ HTTP_OPS = {
     "search",
     "console_scope",
     "console_ledger",
+    "console_finder",
     "mcp_context",
     "mcp_remember",
 }

@@ -54,6 +54,8 @@ def test_pages_and_htmx_actions_trip_no_csp_violation(page, org, users):
         "/scopes/",
         "/scopes/tenant:acme/",
         f"/memories/{memory.uid}/",
+        "/memories/?q=fiscal",
+        "/actors/",
         "/actors/acme/u1/",
         "/conflicts/",
         "/ledger/",

@@ -16,6 +16,7 @@ OP_ORDER = (
     "search",
     "console_scope",
     "console_ledger",
+    "console_finder",
     "mcp_context",
     "mcp_remember",
     "core_read",

@@ -146,6 +146,20 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
         ),
         "console_scope": lambda: ("GET", f"/scopes/{rng.choice(tenants)}/", None, (200,)),
         "console_ledger": lambda: ("GET", "/ledger/", None, (200,)),
+        # The memory finder across every scope (the bench user is a superuser): a tenant's
+        # scopes by kind, newest first, and a word search over all of them, alternately.
+        "console_finder": lambda: (
+            "GET",
+            rng.choice(
+                [
+                    "/memories/?kind=team&sort=new",
+                    f"/memories/?q={quote(words.query(rng))}",
+                    "/memories/?state=live&pinned=yes",
+                ]
+            ),
+            None,
+            (200,),
+        ),
         # The same turn and remember as MCP tool calls (2026-07-28, the actor in the URL).
         "mcp_context": lambda: mcp_request(
             pick(), "memory_context", {"run_id": f"bench-{uuid.uuid4().hex}"}

@@ -106,6 +106,8 @@ ACCESS_ACTIONS = [
     "memory.get",
     "memory.read",
     "scope.read",
+    "memory.find",
+    "actor.search",
     "publish",
     "correct",
     "promote",
@@ -197,3 +199,45 @@ class AccessFilter(TimeRangeFilter):
         ],
     )
     refused = forms.BooleanField(required=False)
+
+
+# --- The memory finder (/memories/) ------------------------------------------------------
+
+SCOPE_KINDS = ["global", "tenant", "team", "actor"]
+MEMORY_STATES = ["live", "superseded", "invalidated", "expired", "any"]
+FINDER_SORTS = {"new": "newest first", "old": "oldest first", "key": "key"}
+
+
+class FinderFilter(forms.Form):
+    """The finder's query parameters (CONSOLE.md, "Addresses"); a bad value is ignored."""
+
+    q = forms.CharField(required=False, max_length=200, strip=True)
+    scope = forms.CharField(required=False, max_length=161, strip=True)
+    # Kinds are open (memory_core/scopes.py KIND_PATTERN); SCOPE_KINDS are suggestions.
+    kind = forms.RegexField(required=False, regex=r"^(global|[a-z][a-z0-9_-]{0,31})$")
+    author = MemoryFilter.base_fields["author"]
+    state = forms.ChoiceField(required=False, choices=[(s, s) for s in MEMORY_STATES])
+    pinned = MemoryFilter.base_fields["pinned"]
+    tag = forms.CharField(required=False, max_length=40, strip=True)
+    since = forms.DateField(required=False)
+    until = forms.DateField(required=False)
+    sort = forms.ChoiceField(required=False, choices=list(FINDER_SORTS.items()))
+
+    def values(self) -> dict:
+        self.is_valid()
+        values = {name: self.cleaned_data.get(name) or "" for name in self.fields}
+        values["state"] = values["state"] or "live"
+        values["sort"] = values["sort"] or "new"
+        return values
+
+
+class ActorSearch(forms.Form):
+    """The actor search's parameters; a bad value is ignored."""
+
+    q = forms.CharField(required=False, max_length=128, strip=True)
+    tenant = forms.CharField(required=False, max_length=128, strip=True)
+    team = forms.CharField(required=False, max_length=161, strip=True)
+
+    def values(self) -> dict:
+        self.is_valid()
+        return {name: self.cleaned_data.get(name) or "" for name in self.fields}

@@ -7,10 +7,12 @@ from django.urls import path
 from memory_console.console.methods import post_only
 from memory_console.console.views import (
     access_log,
+    actor_search,
     actors,
     attribution,
     conflicts,
     dashboard,
+    finder,
     keys,
     ledger,
     memories,
@@ -44,6 +46,9 @@ urlpatterns = [
     # "publish" when the user reads one, and otherwise sends it to the scope (views/scopes.py).
     path("scopes/<path:token>/publish/", scopes.scope_publish, name="scope-publish"),
     path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
+    # The finder and its bulk actions; memory ids never read "bulk" (memory_core/ids.py).
+    path("memories/", finder.memory_finder, name="memories"),
+    path("memories/bulk/", finder.bulk_action, name="memories-bulk"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),
     path("memories/<str:uid>/correct/", memory_actions.correct, name="memory-correct"),
     path("memories/<str:uid>/republish/", memory_actions.republish, name="memory-republish"),
@@ -57,6 +62,7 @@ urlpatterns = [
     # Refs are qualified by their tenant (`acme/u1`). "erase/" below an actor is tried
     # first, and answers a GET with the page of the actor whose ref ends in "erase"
     # (views/actors.py); nothing else is routed below an actor.
+    path("actors/", actor_search.actor_search, name="actors"),
     path("actors/<path:ref>/erase/", actors.actor_erase, name="actor-erase"),
     path("actors/<path:ref>/", actors.actor_detail, name="actor"),
     path("conflicts/", conflicts.conflict_list, name="conflicts"),

@@ -45,7 +45,7 @@ def thread_url(thread_id: str, actor_ref: str | None = None, run: str | None = N
 # Ledger payload fields holding memory ids, and those holding scope tokens or key ids.
 MEMORY_FIELDS = {"memory", "supersedes", "promoted_from", "restores", "memories"}
 SCOPE_FIELDS = {"scopes", "reach", "from_scope"}
-ID_FIELDS = {"api_key"}
+ID_FIELDS = {"api_key", "bulk"}
 
 
 @register.filter

@@ -130,6 +130,28 @@ class Memory(models.Model):
             models.Index(fields=["origin_actor", "origin_thread"], name="memory_origin_thread_idx"),
             # Scope pages list a scope's memories newest first.
             models.Index(fields=["scope", "-created_at"], name="memory_scope_recent_idx"),
+            # The console's memory finder (memory_console/console/finder.py): every readable
+            # memory newest (or oldest) first; by key; the pinned ones; the retired ones by
+            # reason; the expired ones; by tag. Each keeps a page and its capped count off a
+            # walk of every row at a million memories.
+            models.Index(fields=["-created_at", "-id"], name="memory_recent_idx"),
+            models.Index(fields=["key", "-created_at", "-id"], name="memory_key_recent_idx"),
+            models.Index(
+                fields=["-created_at", "-id"],
+                condition=Q(pinned=True),
+                name="memory_pinned_recent_idx",
+            ),
+            models.Index(
+                fields=["retired_reason", "-created_at", "-id"],
+                condition=Q(retired_at__isnull=False),
+                name="memory_retired_recent_idx",
+            ),
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(retired_at__isnull=True, expires_at__isnull=False),
+                name="memory_expiry_idx",
+            ),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
             # Full-text tier of search.
             GinIndex(fields=["search"], name="memory_search_gin"),
             # Trigram tier of search (typos inside a longer fact).

@@ -12,6 +12,7 @@ from memory_console.console.access import (
     readable_scope_roles,
     scope_for_reader,
 )
+from memory_console.console.bulk_labels import BULK_LABELS
 from memory_console.console.forms import (
     PAGE_SIZE,
     MemoryFilter,
@@ -110,6 +111,7 @@ def _render_scope(request, scope: Scope, *, publish_error=None, status=200):
         "scope": scope,
         "role": role,
         "can_publish": role == Role.ADMIN,
+        "bulk_actions": BULK_LABELS,
         "trail": trail,
         "actor_ref": ref_of_scope(scope.token),
         "filters": filters,

@@ -1,0 +1,152 @@
+"""The memory finder (`/memories/`) and bulk actions on the memories selected there or on
+a scope page (`/memories/bulk/`).
+
+A bulk action is two POSTs: the first (the selection and the action) is answered with a
+confirmation page naming how many and which (ids and keys) and asking what the action
+needs (an invalidation's reason, a republish's scope, a forget's typed count); nothing
+runs until that page is sent back with `confirm`. Then memory_core.bulk runs it, one
+change per memory, and the answer is the report, memory by memory.
+"""
+
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET
+
+from memory_console.console import finder
+from memory_console.console.access import (
+    console_view,
+    memory_for_reader,
+    readable_scope_roles,
+    scope_for_reader,
+)
+from memory_console.console.actions import safe_next
+from memory_console.console.bulk_labels import BULK_LABELS
+from memory_console.console.forms import (
+    FINDER_SORTS,
+    MEMORY_STATES,
+    SCOPE_KINDS,
+    FinderFilter,
+    page_number,
+)
+from memory_console.console.rendering import render_page
+from memory_core import audit, bulk
+from memory_core.errors import NotFound
+from memory_core.models import Memory
+from memory_core.principals import Principal
+from memory_core.writes import promotion_targets
+
+
+@console_view
+@require_GET
+def memory_finder(request):
+    filters = FinderFilter(request.GET).values()
+    found = finder.find(request.user, filters, page_number(request.GET.get("page")))
+    context = {
+        "filters": filters,
+        "filtering": any(v for k, v in filters.items() if k not in ("state", "sort"))
+        or filters["state"] != "live",
+        "found": found,
+        "rows": [(m, finder.state_of(m)) for m in found.rows],
+        "kinds": SCOPE_KINDS,
+        "states": MEMORY_STATES,
+        "sorts": FINDER_SORTS,
+        "bulk_actions": BULK_LABELS,
+        "count_cap": finder.COUNT_CAP,
+    }
+    response = render_page(
+        request, "console/finder.html", context, fragment="console/_finder_rows.html"
+    )
+    audit.record(
+        Principal.for_user(request.user),
+        "memory.find",
+        200,
+        memory_ids=[m.uid for m in found.rows],
+        count=len(found.rows),
+    )
+    return response
+
+
+def _selection(request, uids: list[str]) -> tuple[list[Memory], int]:
+    """The selected memories the user reads, and how many ids named none of them."""
+    chosen, missing = [], 0
+    for uid in uids:
+        try:
+            chosen.append(memory_for_reader(request.user, uid))
+        except NotFound:
+            missing += 1
+    return chosen, missing
+
+
+def _bulk_invalid(request, error):
+    return render_page(
+        request,
+        "console/bulk_confirm.html",
+        {"error": error.message, "memories": [], "missing": 0, "action": ""},
+        status=422,
+    )
+
+
+@console_view(invalid=_bulk_invalid)
+def bulk_action(request):
+    """POST: the confirmation page; POST with `confirm`: run it and show the report.
+    A GET (a reload of the report, a bookmark) goes to the finder."""
+    if request.method != "POST":
+        return redirect("console:memories")
+    action = request.POST.get("action", "")
+    uids = bulk.check_batch(action, request.POST.getlist("m"))
+    memories, missing = _selection(request, uids)
+    context = {
+        "action": action,
+        "label": BULK_LABELS[action],
+        "memories": memories,
+        "missing": missing,
+        "next": safe_next(request) or "",
+        "targets": _targets(request.user, memories) if action == "republish" else [],
+        "posted": request.POST,
+    }
+    if not request.POST.get("confirm"):
+        return render_page(request, "console/bulk_confirm.html", context)
+    problem = _confirmation_problem(request, action, memories)
+    if problem:
+        return render_page(
+            request, "console/bulk_confirm.html", {**context, "error": problem}, status=422
+        )
+    target = None
+    if action == "republish":
+        target = scope_for_reader(request.user, request.POST.get("target", ""))
+    report = bulk.run(
+        action,
+        [m.uid for m in memories],
+        principal=Principal.for_user(request.user),
+        lookup=lambda uid: memory_for_reader(request.user, uid),
+        reason=request.POST.get("reason", ""),
+        target=target,
+    )
+    return render_page(
+        request,
+        "console/bulk_report.html",
+        {**context, "report": report, "done": report.done, "failed": report.failed},
+    )
+
+
+def _confirmation_problem(request, action: str, memories: list[Memory]) -> str:
+    if not memories:
+        return "none of the selected memories can be found"
+    if action == "forget" and request.POST.get("typed", "").strip() != str(len(memories)):
+        return f"type {len(memories)} (how many memories) to forget them"
+    if action == "invalidate" and not request.POST.get("reason", "").strip():
+        return "say why the memories are invalid"
+    if action == "republish" and not request.POST.get("target", "").strip():
+        return "choose the scope to republish at"
+    return ""
+
+
+def _targets(user, memories: list[Memory]) -> list[str]:
+    """Scopes wider than at least one selected memory that the user reads, narrowest
+    first (a memory for which the chosen one is not wider is reported, not republished)."""
+    roles = readable_scope_roles(user)
+    seen = {}
+    for memory in memories[:50]:  # the offer only; every memory is checked when it runs
+        for scope in promotion_targets(memory):
+            if roles is None or scope.id in roles:
+                seen.setdefault(scope.token, None)
+    return list(seen)
