@@ -214,8 +214,10 @@ def current() -> Embedder | None:
         )
     else:
         embedder = _wordllama()
-    if settings.MEMORY_EMBEDDER_MIN_SIMILARITY is not None:
-        embedder.min_similarity = settings.MEMORY_EMBEDDER_MIN_SIMILARITY
+    # The setting, or the embedder's own floor (the wordllama instance is shared across
+    # settings changes, so an earlier override must not stay behind).
+    floor = settings.MEMORY_EMBEDDER_MIN_SIMILARITY
+    embedder.min_similarity = type(embedder).min_similarity if floor is None else floor
     return embedder
 
 

@@ -490,3 +490,10 @@ def test_migrate_creates_pgvector_itself_where_it_may(db):
     with connection.cursor() as cursor:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         assert cursor.fetchone()[0].startswith("0.")
+
+
+def test_the_similarity_floor_setting_overrides_the_embedders_own_and_unsets_cleanly(settings):
+    settings.MEMORY_EMBEDDER_MIN_SIMILARITY = 0.5
+    assert embedders.current().min_similarity == 0.5
+    settings.MEMORY_EMBEDDER_MIN_SIMILARITY = None
+    assert embedders.current().min_similarity == embedders.WordLlama.min_similarity == 0.2
