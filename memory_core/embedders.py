@@ -21,6 +21,7 @@ import re
 import time
 import urllib.error
 import urllib.request
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cache
 
@@ -81,7 +82,7 @@ def vector_problem(vector, dims: int) -> str | None:
     return None
 
 
-class Embedder:
+class Embedder(ABC):
     name: str
     version: str
     dims: int
@@ -95,15 +96,15 @@ class Embedder:
         with this embedder's."""
         return f"{self.name}@{self.version}"
 
+    @abstractmethod
     def embed(self, texts: list[str]):
         """One vector per text: a list of lists of numbers, or a 2-D numpy array."""
-        raise NotImplementedError
 
     def document(self, key: str, text: str) -> str:
         """The text embedded for a memory with this key and fact."""
         return document_text(key, text)
 
-    def warm(self) -> None:
+    def warm(self) -> None:  # noqa: B027 (optional: most embedders have nothing to load)
         """Load what the first call would load (before gunicorn forks its workers)."""
 
 

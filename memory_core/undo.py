@@ -12,7 +12,7 @@ from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.models import Author, Memory, RetiredReason
 from memory_core.permissions import may_write
-from memory_core.writes import Written, _logged, lock_slot, supersede
+from memory_core.writes import Written, lock_slot, log_written, supersede
 
 
 def _check_admin(principal, memory: Memory) -> None:
@@ -27,6 +27,23 @@ def _carried_expiry(memory: Memory):
     if memory.expires_at is not None and memory.expires_at > timezone.now():
         return memory.expires_at
     return None
+
+
+def _human_version(live, principal, text: str, *, like: Memory, **fields) -> Memory:
+    """A person's new version with `text`, keeping `like`'s scope, key, pin, tags and
+    expiry (any of them overridden by `fields`); supersedes `live` when there is one."""
+    values = {
+        "scope": like.scope,
+        "key": like.key,
+        "text": text,
+        "author": Author.HUMAN,
+        "origin_user": principal.username,
+        "pinned": like.pinned,
+        "tags": list(like.tags),
+        "expires_at": like.expires_at,
+        **fields,
+    }
+    return supersede(live, principal, **values)
 
 
 def reinstate(memory: Memory, *, principal) -> Memory:
@@ -53,19 +70,14 @@ def reinstate(memory: Memory, *, principal) -> Memory:
                 f"another live value ({live.uid}) now holds this key at {scope.token}; "
                 "correct or revert that one instead"
             )
-        new = supersede(
+        # Same lineage, linked to the version it brings back: forget erases them together
+        # and the version chain reads in order.
+        new = _human_version(
             None,
             principal,
-            scope=scope,
-            key=current.key,
-            text=current.text,
-            author=Author.HUMAN,
-            origin_user=principal.username,
-            pinned=current.pinned,
-            tags=list(current.tags),
+            current.text,
+            like=current,
             expires_at=_carried_expiry(current),
-            # Same lineage, linked to the version it brings back: forget erases them
-            # together and the version chain reads in order.
             supersedes=current,
             lineage=current.lineage,
         )
@@ -74,7 +86,7 @@ def reinstate(memory: Memory, *, principal) -> Memory:
             scope,
             {"memory": new.uid, "restores": current.uid, "chars": len(new.text)},
         )
-        return _logged(change, Written(new, created=True)).memory
+        return log_written(change, Written(new, created=True)).memory
 
 
 def revert(memory: Memory, to_version: Memory, *, principal) -> Memory:
@@ -90,18 +102,7 @@ def revert(memory: Memory, to_version: Memory, *, principal) -> Memory:
             raise NotFound("that version is no longer live; reload to see the current one")
         if to_version.text == live.text:
             raise Invalid("that version's text is the current text; nothing was changed")
-        new = supersede(
-            live,
-            principal,
-            scope=scope,
-            key=live.key,
-            text=to_version.text,
-            author=Author.HUMAN,
-            origin_user=principal.username,
-            pinned=live.pinned,
-            tags=list(live.tags),
-            expires_at=live.expires_at,
-        )
+        new = _human_version(live, principal, to_version.text, like=live)
         change.event(
             "memory.reverted",
             scope,
@@ -112,4 +113,4 @@ def revert(memory: Memory, to_version: Memory, *, principal) -> Memory:
                 "chars": len(new.text),
             },
         )
-        return _logged(change, Written(new, created=True)).memory
+        return log_written(change, Written(new, created=True)).memory

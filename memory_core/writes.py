@@ -124,7 +124,7 @@ def remember(
                 .first()
             )
             if stored is not None:
-                return _logged(change, Written(stored, created=False))
+                return log_written(change, Written(stored, created=False))
         memory = supersede(
             live,
             principal,
@@ -145,10 +145,10 @@ def remember(
             {"memory": memory.uid, "supersedes": live.uid if live else None, "chars": len(fact)},
             actor_ref=actor.ref,
         )
-        return _logged(change, Written(memory, created=True))
+        return log_written(change, Written(memory, created=True))
 
 
-def _logged(change: Change, written: Written) -> Written:
+def log_written(change: Change, written: Written) -> Written:
     """The access-log row of a write: 201 for a new version, 200 for a stored repeat."""
     memory = written.memory
     change.log(
@@ -197,7 +197,7 @@ def publish(
             scope,
             {"memory": memory.uid, "supersedes": live.uid if live else None, "chars": len(text)},
         )
-        return _logged(change, Written(memory, created=True)).memory
+        return log_written(change, Written(memory, created=True)).memory
 
 
 def correct(memory: Memory, text: str, *, principal) -> Memory:
@@ -231,7 +231,7 @@ def correct(memory: Memory, text: str, *, principal) -> Memory:
             scope,
             {"memory": new.uid, "supersedes": live.uid, "chars": len(text)},
         )
-        return _logged(change, Written(new, created=True)).memory
+        return log_written(change, Written(new, created=True)).memory
 
 
 def promotion_targets(memory: Memory) -> list[Scope]:
@@ -305,4 +305,4 @@ def promote(
                 "chars": len(text),
             },
         )
-        return _logged(change, Written(new, created=True)).memory
+        return log_written(change, Written(new, created=True)).memory
