@@ -432,3 +432,46 @@ def test_garden_command_refuses_an_unknown_scope(db):
 
     with pytest.raises(CommandError):
         call_command("garden", "--scope", "team:nowhere", stdout=StringIO(), stderr=StringIO())
+
+
+# --- the semantic half (an embedder configured) ---------------------------------------
+
+
+@pytest.fixture
+def same_meaning(settings):
+    """An http embedder whose vectors all point one way: every text means the same."""
+    from tests.embedding_server import EmbeddingServer
+
+    with EmbeddingServer(mode="same") as server:
+        for name, value in server.settings().items():
+            setattr(settings, name, value)
+        yield server
+
+
+def test_semantic_merge_joins_texts_with_no_word_in_common(org, same_meaning):
+    a = note(org.u1, "drink", "Prefers tea", org.acme_agent)
+    b = note(org.u1, "beverage", "Likes a cuppa", org.acme_agent)
+    note(org.u2, "other", "Unrelated person", org.acme_agent)
+    run()
+    [merge] = open_of("merge")
+    assert dict(merge.evidence.values_list("memory_id", "role")) == {b.id: "keep", a.id: "drop"}
+
+
+def test_semantic_promotion_joins_differently_worded_copies(org, team, same_meaning):
+    copies = [
+        note(org.u1, "tz", "Berlin time", org.acme_agent),
+        note(team["u3"], "tz", "Central European Time", org.acme_agent),
+        note(team["u4"], "tz", "CET, like Germany", org.acme_agent),
+    ]
+    run()
+    [at_team] = [p for p in open_of("promote") if p.scope_id == org.ops.id]
+    assert evidence_ids(at_team) == {c.id for c in copies}
+
+
+def test_without_an_embedder_differently_worded_texts_stay_apart(org, team):
+    note(org.u1, "drink", "Prefers tea", org.acme_agent)
+    note(org.u1, "beverage", "Likes a cuppa", org.acme_agent)
+    for actor, text in ((org.u1, "Berlin time"), (team["u3"], "CET"), (team["u4"], "Germany")):
+        note(actor, "tz", text, org.acme_agent)
+    run()
+    assert open_of("merge") == [] and open_of("promote") == []
