@@ -197,3 +197,28 @@ def test_agents_have_no_way_to_proposals(client, org, garden):
 
     routes = [str(pattern.pattern) for pattern in api.urls[0]]
     assert routes and not any("garden" in r or "proposal" in r for r in routes)
+
+
+def test_reading_the_garden_is_logged_with_ids_only(client, users, garden):
+    client.force_login(users.owner)
+    client.get(URL)
+    row = AccessLog.objects.get(action="garden.read", principal="user:owner")
+    assert set(row.memory_ids) == {c.uid for c in garden.copies}
+    assert "Berlin" not in str(row.detail)
+
+
+def test_a_shadowed_correction_without_text_is_422(client, users, org, garden):
+    writes.publish(org.acme, "tz", "UTC everywhere", principal=users.p_owner)
+    passes.run_pass()
+    review = Proposal.objects.get(kind="shadowed")
+    client.force_login(users.owner)
+    response = client.post(f"/garden/{review.uid}/approve/", {"resolution": "correct", "text": ""})
+    assert response.status_code == 422
+    review.refresh_from_db()
+    assert review.state == "open"
+    assert Memory.objects.get(scope=org.acme, key="tz", retired_at=None).text == "UTC everywhere"
+    response = client.post(
+        f"/garden/{review.uid}/approve/", {"resolution": "correct", "text": "CET"}
+    )
+    assert response.status_code == 302
+    assert Memory.objects.get(scope=org.acme, key="tz", retired_at=None).text == "CET"

@@ -75,26 +75,21 @@ def garden_list(request):
 def _render_detail(request, uid, *, errors=None, posted=None, status=200):
     proposal = proposal_for_reader(request.user, uid)
     [card] = cards(request.user, [proposal])
-    context = {
-        "card": card,
-        "errors": errors or {},
-        "posted": posted or {},
-        "stale_days": None,
-    }
-    return render_page(request, "console/garden/detail.html", context, status=status)
+    context = {"card": card, "errors": errors or {}, "posted": posted or {}}
+    response = render_page(request, "console/garden/detail.html", context, status=status)
+    return response, card
 
 
 @console_view
 @require_GET
 def garden_proposal(request, uid):
-    response = _render_detail(request, uid)
-    proposal = proposal_for_reader(request.user, uid)
+    response, card = _render_detail(request, uid)
     audit.record(
         Principal.for_user(request.user),
         "garden.read",
         200,
-        scope=proposal.scope.token,
-        memory_ids=list(proposal.evidence.values_list("memory__uid", flat=True)),
+        scope=card.proposal.scope.token,
+        memory_ids=[e.memory.uid for e in card.evidence],
         count=1,
     )
     return response
@@ -102,9 +97,8 @@ def garden_proposal(request, uid):
 
 def _invalid(request, error, uid):
     action = request.resolver_match.url_name.removeprefix("garden-")
-    return _render_detail(
-        request, uid, errors={action: error.message}, posted=request.POST, status=422
-    )
+    errors = {action: error.message}
+    return _render_detail(request, uid, errors=errors, posted=request.POST, status=422)[0]
 
 
 def _done(request, uid: str, message: str):
