@@ -29,14 +29,28 @@ SIG = (
     "coalesce(nullif(array_to_string(tsvector_to_array("
     "to_tsvector('english'::regconfig, {col})), ' '), ''), lower({col}))"
 )
-# Live agent memories at an actor's own scope (joined to that actor), within the pass.
-LIVE_AGENT = """
-    SELECT m.id, m.scope_id, m.key, m.text, m.created_at, m.expires_at, a.id AS actor_id
-    FROM memory_core_memory m
-    JOIN memory_core_actor a ON a.scope_id = m.scope_id
-    WHERE m.retired_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
-      AND m.author = 'agent'
+# Live agent memories at an actor's own scope, with their lexical form computed once per
+# pass: every detector reads this temporary table (dropped at the pass's commit) instead of
+# computing to_tsvector over the memory table four times.
+PREPARE_SQL = f"""
+CREATE TEMPORARY TABLE garden_live ON COMMIT DROP AS
+SELECT m.id, m.scope_id, m.key, m.created_at, m.expires_at, a.id AS actor_id,
+       {SIG.format(col="m.text")} AS sig
+FROM memory_core_memory m
+JOIN memory_core_actor a ON a.scope_id = m.scope_id
+WHERE m.retired_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+  AND m.author = 'agent'
 """
+
+
+def prepare(window) -> None:
+    """The pass's table of live agent memories; call inside the pass's transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS garden_live")
+        cursor.execute(PREPARE_SQL, window.params)
+        # Shadowed conclusions are found by (scope, key), as on the memory table.
+        cursor.execute("CREATE INDEX garden_live_slot ON garden_live (scope_id, key)")
+        cursor.execute("ANALYZE garden_live")
 
 
 @dataclass
@@ -75,13 +89,9 @@ def _rows(sql: str, params: dict) -> list[tuple]:
 # --- 1. promote: the same key, equivalent text, at >= N actors under one team or tenant ---
 
 PROMOTE_SQL = f"""
-WITH c AS MATERIALIZED (
-    SELECT l.id, l.key, l.actor_id, {SIG.format(col="l.text")} AS sig
-    FROM ({LIVE_AGENT}) l
-),
-placed AS (
+WITH placed AS (
     SELECT c.id, c.key, c.actor_id, c.sig, g.id AS g_id, g.token AS g_token
-    FROM c
+    FROM garden_live c
     JOIN memory_core_membership ms ON ms.actor_id = c.actor_id
     JOIN memory_core_scope g ON g.id = ms.scope_id
     WHERE (g.token LIKE 'team:%%' OR g.token LIKE 'tenant:%%')
@@ -108,13 +118,9 @@ ORDER BY 3, 4
 # lexically one: each copy joins the group's most held lexical form when their vectors are
 # close enough.
 SEMANTIC_PROMOTE_SQL = f"""
-WITH c AS MATERIALIZED (
-    SELECT l.id, l.key, l.actor_id, {SIG.format(col="l.text")} AS sig
-    FROM ({LIVE_AGENT}) l
-),
-placed AS (
-    SELECT c.*, g.id AS g_id, g.token AS g_token
-    FROM c
+WITH placed AS MATERIALIZED (
+    SELECT c.id, c.key, c.actor_id, c.sig, g.id AS g_id, g.token AS g_token
+    FROM garden_live c
     JOIN memory_core_membership ms ON ms.actor_id = c.actor_id
     JOIN memory_core_scope g ON g.id = ms.scope_id
     WHERE (g.token LIKE 'team:%%' OR g.token LIKE 'tenant:%%')
@@ -130,19 +136,23 @@ forms AS (
     FROM placed p JOIN keyed USING (g_id, key)
     GROUP BY p.g_id, p.key, p.sig
 ),
-anchor AS (
-    SELECT DISTINCT ON (g_id, key) g_id, key, sig, rep FROM forms
-    ORDER BY g_id, key, actors DESC, sig
+anchor AS MATERIALIZED (
+    -- Each group's most held form, with its vector read once (not once per copy).
+    SELECT an.g_id, an.key, an.sig, e.vector
+    FROM (
+        SELECT DISTINCT ON (g_id, key) g_id, key, sig, rep FROM forms
+        ORDER BY g_id, key, actors DESC, sig
+    ) an
+    JOIN memory_core_embedding e ON e.memory_id = an.rep
+    WHERE e.embedder = %(embedder)s AND e.dims = %(dims)s
 ),
-joined AS (
+joined AS MATERIALIZED (
     SELECT p.g_id, p.g_token, p.key, p.id, p.actor_id, an.sig AS anchor_sig
     FROM placed p
     JOIN anchor an USING (g_id, key)
-    JOIN memory_core_embedding ea ON ea.memory_id = an.rep
-    JOIN memory_core_embedding ep ON ep.memory_id = p.id
-    WHERE p.sig = an.sig
-       OR (ea.embedder = %(embedder)s AND ep.embedder = %(embedder)s AND ea.dims = ep.dims
-           AND 1 - (ea.vector <=> ep.vector) >= %(similarity)s)
+    LEFT JOIN memory_core_embedding ep
+        ON ep.memory_id = p.id AND ep.embedder = %(embedder)s AND ep.dims = %(dims)s
+    WHERE p.sig = an.sig OR 1 - (an.vector <=> ep.vector) >= %(similarity)s
 )
 SELECT j.g_id, coalesce(memory_core_tenant_of(j.g_token), ''),
        dense_rank() OVER (ORDER BY j.g_id, j.key), j.id
@@ -172,19 +182,34 @@ def _grouped(rows, kind: str, role: str) -> list[Finding]:
 def promotions(window: Window, embedder=None) -> list[Finding]:
     params = window.params
     found = _grouped(_rows(PROMOTE_SQL, params), ProposalKind.PROMOTE, EvidenceRole.COPY)
-    if embedder is not None:
-        params = {**params, "embedder": embedder.identity, "similarity": _similarity()}
-        found += _semantic_only(
-            _grouped(_rows(SEMANTIC_PROMOTE_SQL, params), ProposalKind.PROMOTE, EvidenceRole.COPY),
-            found,
-        )
-    return found
+    if embedder is None:
+        return found
+    params = {
+        **params,
+        "embedder": embedder.identity,
+        "dims": embedder.dims,
+        "similarity": _similarity(),
+    }
+    rows = _rows(SEMANTIC_PROMOTE_SQL, params)
+    semantic = _grouped(rows, ProposalKind.PROMOTE, EvidenceRole.COPY)
+    return _widest(found + semantic)
 
 
-def _semantic_only(semantic: list[Finding], lexical: list[Finding]) -> list[Finding]:
-    """Semantic findings that are not a lexical finding over again."""
-    seen = {(f.scope_id, frozenset(m for m, _ in f.evidence)) for f in lexical}
-    return [f for f in semantic if (f.scope_id, frozenset(m for m, _ in f.evidence)) not in seen]
+def _widest(findings: list[Finding]) -> list[Finding]:
+    """One proposal per group of copies: a lexical finding that a semantic one contains (the
+    same copies and more, at the same scope) is dropped, and so is a repeat."""
+    by_memory: dict[tuple[int, int], list[int]] = {}  # (scope, memory) -> finding indexes
+    sets = [frozenset(m for m, _ in f.evidence) for f in findings]
+    for n, f in enumerate(findings):
+        for memory_id in sets[n]:
+            by_memory.setdefault((f.scope_id, memory_id), []).append(n)
+    kept = []
+    for n, f in enumerate(findings):
+        # Only findings sharing a copy at the same scope can contain this one.
+        rivals = {m for memory_id in sets[n] for m in by_memory[(f.scope_id, memory_id)]}
+        if not any(sets[n] < sets[m] or (sets[n] == sets[m] and m < n) for m in rivals):
+            kept.append(f)
+    return kept
 
 
 def _similarity() -> float:
@@ -193,10 +218,9 @@ def _similarity() -> float:
 
 # --- 2. merge: different keys, equivalent texts, in one actor's scope ----------------------
 
-MERGE_SQL = f"""
+MERGE_SQL = """
 WITH c AS (
-    SELECT l.id, l.scope_id, l.created_at, {SIG.format(col="l.text")} AS sig
-    FROM ({LIVE_AGENT}) l
+    SELECT l.id, l.scope_id, l.created_at, l.sig FROM garden_live l
     WHERE (%(all)s OR l.scope_id = ANY(%(scopes)s))
 )
 SELECT c.scope_id, coalesce(memory_core_tenant_of(s.token), ''),
@@ -207,20 +231,39 @@ HAVING count(*) > 1
 """
 
 # Pairs of one actor's live agent memories (different keys: one live row per key) whose
-# vectors are close; grouped with the lexical ones in Python (connected components).
-SEMANTIC_MERGE_SQL = f"""
+# vectors are close; grouped with the lexical ones in Python (connected components). Each
+# memory's vector is read once (not once per pair), for a batch of actor scopes at a time
+# so that the vectors held stay small at any size.
+SEMANTIC_MERGE_SQL = """
 WITH c AS MATERIALIZED (
-    SELECT l.id, l.scope_id FROM ({LIVE_AGENT}) l
-    WHERE (%(all)s OR l.scope_id = ANY(%(scopes)s))
+    SELECT l.id, l.scope_id, e.vector
+    FROM garden_live l JOIN memory_core_embedding e ON e.memory_id = l.id
+    WHERE l.scope_id = ANY(%(batch)s) AND e.embedder = %(embedder)s AND e.dims = %(dims)s
 )
 SELECT a.scope_id, a.id, b.id
-FROM c a
-JOIN c b ON b.scope_id = a.scope_id AND b.id > a.id
-JOIN memory_core_embedding ea ON ea.memory_id = a.id
-JOIN memory_core_embedding eb ON eb.memory_id = b.id
-WHERE ea.embedder = %(embedder)s AND eb.embedder = %(embedder)s AND ea.dims = eb.dims
-  AND 1 - (ea.vector <=> eb.vector) >= %(similarity)s
+FROM c a JOIN c b ON b.scope_id = a.scope_id AND b.id > a.id
+WHERE 1 - (a.vector <=> b.vector) >= %(similarity)s
 """
+ACTOR_SCOPES_SQL = """
+SELECT DISTINCT scope_id FROM garden_live
+WHERE (%(all)s OR scope_id = ANY(%(scopes)s)) ORDER BY scope_id
+"""
+SCOPE_BATCH = 250
+
+
+def _semantic_pairs(window: Window, embedder) -> list[tuple]:
+    params = {
+        **window.params,
+        "embedder": embedder.identity,
+        "dims": embedder.dims,
+        "similarity": _similarity(),
+    }
+    scope_ids = [row[0] for row in _rows(ACTOR_SCOPES_SQL, params)]
+    pairs = []
+    for start in range(0, len(scope_ids), SCOPE_BATCH):
+        batch = scope_ids[start : start + SCOPE_BATCH]
+        pairs += _rows(SEMANTIC_MERGE_SQL, {**params, "batch": batch})
+    return pairs
 
 
 def merges(window: Window, embedder=None) -> list[Finding]:
@@ -228,15 +271,11 @@ def merges(window: Window, embedder=None) -> list[Finding]:
     the others would be invalidated."""
     groups: dict[int, list[list[int]]] = {}
     tenants: dict[int, str] = {}
-    created: dict[int, int] = {}  # memory id -> rank by recency within its lexical group
     for scope_id, tenant, ids in _rows(MERGE_SQL, window.params):
         groups.setdefault(scope_id, []).append(list(ids))
         tenants[scope_id] = tenant
-        for n, memory_id in enumerate(ids):
-            created[memory_id] = n
     if embedder is not None:
-        params = {**window.params, "embedder": embedder.identity, "similarity": _similarity()}
-        pairs = _rows(SEMANTIC_MERGE_SQL, params)
+        pairs = _semantic_pairs(window, embedder)
         if pairs:
             groups, tenants = _join_pairs(groups, tenants, pairs)
     findings = []
@@ -294,7 +333,7 @@ def _join_pairs(groups, tenants, pairs):
 
 # --- 3. stale: not shown by any turn for D days, or expiring within D days ----------------
 
-STALE_SQL = f"""
+STALE_SQL = """
 WITH shown AS MATERIALIZED (
     -- Every memory version a turn of the last D days showed (digest_recent_idx).
     SELECT DISTINCT dl.memory_id
@@ -302,7 +341,7 @@ WITH shown AS MATERIALIZED (
     WHERE d.created_at >= %(since)s AND dl.memory_id IS NOT NULL
 )
 SELECT l.scope_id, coalesce(memory_core_tenant_of(s.token), ''), l.scope_id, l.id
-FROM ({LIVE_AGENT}) l
+FROM garden_live l
 JOIN memory_core_scope s ON s.id = l.scope_id
 WHERE (%(all)s OR l.scope_id = ANY(%(scopes)s))
   AND (
@@ -342,9 +381,8 @@ beaten AS (
     JOIN reach r ON r.scope_id = w.scope_id
     JOIN memory_core_actor a ON a.id = r.actor_id
     JOIN memory_core_scope own ON own.id = a.scope_id
-    JOIN memory_core_memory c ON c.scope_id = a.scope_id AND c.key = w.key
-    WHERE c.retired_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > %(now)s)
-      AND c.author = 'agent' AND {SIG.format(col="c.text")} <> w.sig
+    JOIN garden_live c ON c.scope_id = a.scope_id AND c.key = w.key
+    WHERE c.sig <> w.sig
 ),
 counted AS (
     SELECT b.*, count(*) OVER (PARTITION BY b.wide_id, b.tenant) AS actors FROM beaten b

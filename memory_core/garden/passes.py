@@ -24,6 +24,7 @@ from django.utils import timezone
 from memory_core import embedders
 from memory_core.garden import detect
 from memory_core.garden.detect import Finding, Window
+from memory_core.ids import proposal_id as new_proposal_uid
 from memory_core.locks import advisory_xact_lock
 from memory_core.models import (
     Proposal,
@@ -111,12 +112,13 @@ def run_pass(*, scope: Scope | None = None, dry_run: bool = False, progress=None
         scope_ids=reach_of(scope) if scope is not None else None,
     )
     report = PassReport(dry_run=dry_run)
-    findings = detect_all(window, progress)
-    for finding in findings:
-        report.found[finding.kind] += 1
     with transaction.atomic():
         # One pass at a time: two would each see the other's proposals as missing.
         advisory_xact_lock("garden", "pass")
+        detect.prepare(window)
+        findings = detect_all(window, progress)
+        for finding in findings:
+            report.found[finding.kind] += 1
         _reconcile(findings, window, report, now, dry_run)
         if progress is not None:
             progress(1)
@@ -188,31 +190,53 @@ def _dismissed_sets(pairs) -> dict[tuple[str, int], list[set[int]]]:
 
 
 BATCH = 2000
+# One statement per batch for the proposals and one for their evidence: a first pass may
+# open thousands of proposals with tens of thousands of evidence rows, and building a model
+# instance for each row cost more than detecting them.
+INSERT_PROPOSALS = """
+    INSERT INTO memory_core_proposal
+        (uid, kind, scope_id, tenant, fingerprint, state, created_at, seen_at, decided_by, note)
+    SELECT uid, kind, scope_id, tenant, fingerprint, 'open', %(now)s, %(now)s, '', ''
+    FROM unnest(%(uids)s::text[], %(kinds)s::text[], %(scopes)s::bigint[], %(tenants)s::text[],
+                %(prints)s::text[]) AS t(uid, kind, scope_id, tenant, fingerprint)
+    RETURNING id, uid
+"""
+INSERT_EVIDENCE = """
+    INSERT INTO memory_core_proposalevidence (proposal_id, memory_id, role)
+    SELECT * FROM unnest(%(proposals)s::bigint[], %(memories)s::bigint[], %(roles)s::text[])
+"""
 
 
 def _insert(new, now) -> None:
     for start in range(0, len(new), BATCH):
         chunk = new[start : start + BATCH]
-        proposals = Proposal.objects.bulk_create(
-            [
-                Proposal(
-                    kind=f.kind,
-                    scope_id=f.scope_id,
-                    tenant=f.tenant,
-                    fingerprint=print_,
-                    seen_at=now,
-                )
-                for print_, f in chunk
-            ]
-        )
-        ProposalEvidence.objects.bulk_create(
-            [
-                ProposalEvidence(proposal=p, memory_id=memory_id, role=role)
-                for p, (_, f) in zip(proposals, chunk, strict=True)
+        uids = [new_proposal_uid() for _ in chunk]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                INSERT_PROPOSALS,
+                {
+                    "now": now,
+                    "uids": uids,
+                    "kinds": [str(f.kind) for _, f in chunk],
+                    "scopes": [f.scope_id for _, f in chunk],
+                    "tenants": [f.tenant for _, f in chunk],
+                    "prints": [print_ for print_, _ in chunk],
+                },
+            )
+            ids = {uid: pk for pk, uid in cursor.fetchall()}
+            rows = [
+                (ids[uid], memory_id, str(role))
+                for uid, (_, f) in zip(uids, chunk, strict=True)
                 for memory_id, role in f.evidence
-            ],
-            batch_size=BATCH,
-        )
+            ]
+            cursor.execute(
+                INSERT_EVIDENCE,
+                {
+                    "proposals": [r[0] for r in rows],
+                    "memories": [r[1] for r in rows],
+                    "roles": [r[2] for r in rows],
+                },
+            )
 
 
 def _store_health(measured: dict[int, dict], window: Window, now) -> None:
