@@ -5,7 +5,7 @@ evidence (permissions.readable_scope_roles); otherwise it does not exist for the
 Agents have no way here at all: nothing in the API or MCP reads proposals.
 """
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Sum
 
 from memory_core.errors import NotFound
 from memory_core.models import Proposal, ProposalEvidence, ProposalState, ScopeHealth
@@ -55,10 +55,9 @@ def health_for_reader(user, limit: int = 10) -> dict:
     )
     unused = rows.filter(never_shown__gt=0).order_by("-never_shown", "scope__token")
     measured = rows.order_by("-measured_at").values_list("measured_at", flat=True).first()
-    totals = {"live": 0, "never_shown": 0, "turns": 0, "omitting_turns": 0, "pinned_omitted": 0}
-    for row in rows.values(*totals):
-        for name in totals:
-            totals[name] += row[name]
+    names = ("live", "never_shown", "turns", "omitting_turns", "pinned_omitted")
+    summed = rows.aggregate(**{name: Sum(name) for name in names})
+    totals = {name: summed[name] or 0 for name in names}
     return {
         "measured_at": measured,
         "totals": totals,
