@@ -53,6 +53,30 @@ def in_bulk(bulk_id: str):
         _BULK_ID.reset(token)
 
 
+# The gardening proposal (memory_core/garden/) whose approval runs a change, if any: its
+# id is written the same way, so the memory's own events say which proposal decided them.
+_PROPOSAL_ID: ContextVar[str | None] = ContextVar("proposal_id", default=None)
+
+
+@contextmanager
+def for_proposal(proposal_uid: str):
+    """Every change made inside is tagged `proposal: <uid>` (ledger payload, access log)."""
+    token = _PROPOSAL_ID.set(proposal_uid)
+    try:
+        yield
+    finally:
+        _PROPOSAL_ID.reset(token)
+
+
+def _tags() -> dict:
+    tags = {}
+    if (bulk_id := _BULK_ID.get()) is not None:
+        tags["bulk"] = bulk_id
+    if (proposal_uid := _PROPOSAL_ID.get()) is not None:
+        tags["proposal"] = proposal_uid
+    return tags
+
+
 @dataclass
 class Change:
     """What one change leaves on record: its ledger events and its access-log row."""
@@ -101,14 +125,12 @@ class Change:
             return
         if self.row is None:
             raise RuntimeError(f"the change {self.action!r} did not say what it logs")
-        bulk_id = _BULK_ID.get()
+        tags = _tags()
         for kind, scope, payload, actor_ref in self.events:
-            if bulk_id is not None:
-                payload = {**payload, "bulk": bulk_id}
-            ledger.append(kind, scope, self.principal, payload, actor_ref=actor_ref)
+            ledger.append(kind, scope, self.principal, {**payload, **tags}, actor_ref=actor_ref)
         row = dict(self.row)
-        if bulk_id is not None:
-            row["detail"] = {**(row["detail"] or {}), "bulk": bulk_id}
+        if tags:
+            row["detail"] = {**(row["detail"] or {}), **tags}
         audit.record(self.principal, self.action, row.pop("outcome"), **row)
 
 

@@ -38,3 +38,7 @@ def digest_id() -> str:
 
 def api_key_id() -> str:
     return new_id("key")
+
+
+def proposal_id() -> str:
+    return new_id("prop")

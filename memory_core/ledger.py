@@ -61,6 +61,12 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
         "republished",
         # The bulk action (memory_core/bulk.py) an event's change was part of.
         "bulk",
+        # Gardening (memory_core/garden/decisions.py): the proposal a change carried out,
+        # its kind, and the versions its approval wrote and retired (ids only).
+        "proposal",
+        "proposal_kind",
+        "created",
+        "retired",
     }
 )
 

@@ -54,6 +54,12 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     "memory_core_apikey": (SELECT, INSERT, UPDATE),
     # Grants change role and are withdrawn.
     "memory_core_scopegrant": (SELECT, INSERT, UPDATE, DELETE),
+    # Gardening (memory_core/garden/): a pass inserts proposals and closes them (UPDATE);
+    # evidence rows leave with their memory (forget) and nothing else removes a proposal.
+    # Health rows are replaced by each pass.
+    "memory_core_proposal": (SELECT, INSERT, UPDATE),
+    "memory_core_proposalevidence": (SELECT, INSERT, DELETE),
+    "memory_core_scopehealth": (SELECT, INSERT, UPDATE, DELETE),
     # Login throttling writes an attempt first and deletes it or prunes old ones.
     "memory_core_loginattempt": (SELECT, INSERT, DELETE),
     # Console users: created, logged in (last_login), passwords changed; never deleted.

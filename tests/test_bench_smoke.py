@@ -45,7 +45,10 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         "throughput",
         "embed_ms",
         "reembed",
+        "garden",
     }
+    assert set(report["garden"]) == {"seconds", "memories", "proposals"}
+    assert report["garden"]["memories"] > 0 and report["garden"]["seconds"] >= 0
     assert report["embed_ms"] == report["ops"]["embed"]["p50_ms"] > 0
     assert set(report["reembed"]) == {"rows", "seconds", "rows_per_s"}
     assert report["reembed"]["rows"] > 0 and report["reembed"]["rows_per_s"] > 0

@@ -104,6 +104,10 @@ def table(report: dict) -> str:
             f"throughput: {t['rps']:.0f} turns/s with {t['workers']} workers "
             f"({t['clients']} clients, p50 {t['p50_ms']:.2f} ms including queueing)"
         )
+    if report.get("garden"):
+        from memory_console.bench.garden import line
+
+        lines.append(line(report["garden"]))
     r = report.get("reembed")
     if r:
         lines.append(f"reembed: {r['rows']} rows at {r['rows_per_s']:.0f} rows/s")

@@ -413,6 +413,10 @@ def main(argv=None) -> int:
         ops["embed"] = embedding["embed"]
     _say("Verifying the ledger ...")
     verify = verify_timing()
+    _say("Gardening pass ...")
+    from memory_console.bench import garden
+
+    gardened = garden.timing()
 
     result = {
         "size": size.name,
@@ -420,6 +424,7 @@ def main(argv=None) -> int:
         "ops": ops,
         "verify_ledger": verify,
         "throughput": throughput,
+        "garden": gardened,
     }
     if embedding:
         result["embed_ms"] = embedding["embed"]["p50_ms"]

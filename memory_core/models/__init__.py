@@ -3,6 +3,14 @@
 from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
 from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.embeddings import Embedding
+from memory_core.models.garden import (
+    EvidenceRole,
+    Proposal,
+    ProposalEvidence,
+    ProposalKind,
+    ProposalState,
+    ScopeHealth,
+)
 from memory_core.models.ledger import LedgerEvent
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
@@ -17,13 +25,19 @@ __all__ = [
     "Digest",
     "DigestLine",
     "Embedding",
+    "EvidenceRole",
     "LedgerEvent",
     "LoginAttempt",
     "Membership",
     "Memory",
     "Message",
+    "Proposal",
+    "ProposalEvidence",
+    "ProposalKind",
+    "ProposalState",
     "RetiredReason",
     "Scope",
     "ScopeGrant",
+    "ScopeHealth",
     "Thread",
 ]

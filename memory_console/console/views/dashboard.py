@@ -23,6 +23,7 @@ from memory_console.console.access import (
     ledger_events_for_reader,
 )
 from memory_console.console.charts import Series, last_days, stacked_daily_bars
+from memory_console.console.garden_reads import dashboard_summary
 from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
 from memory_core.models import Author, Memory
@@ -135,5 +136,6 @@ def dashboard(request):
         "recent_events": list(events.order_by("-id")[:RECENT_EVENTS]),
         "verification": last_verification(request),
         "estimates": _estimates() if reach.everything else None,
+        "garden": dashboard_summary(user),
     }
     return render_page(request, "console/dashboard.html", context)

@@ -1,0 +1,115 @@
+"""What the garden page and the dashboard show of gardening (memory_core/garden/), for one
+user: proposals with their evidence laid out, open counts per kind, the health report.
+
+Evidence is rendered live from the memory rows (a proposal holds no text): every memory
+here lies in a scope the user reads (memory_core.garden.reads hides the rest).
+"""
+
+from dataclasses import dataclass, field
+
+from django.utils import timezone
+
+from memory_console.console.access import origin_threads_for_reader
+from memory_core.garden.reads import health_for_reader, open_counts
+from memory_core.models import Memory, Proposal, ProposalEvidence, ProposalKind
+from memory_core.models.access import Role
+from memory_core.permissions import readable_scope_roles
+
+BAR_WIDTH = 240  # the dashboard's bars, in SVG units
+
+
+@dataclass
+class Evidence:
+    role: str
+    memory: Memory
+    thread: object = None  # the stored conversation that taught it, when it still resolves
+    live: bool = True
+
+
+@dataclass
+class Card:
+    proposal: Proposal
+    evidence: list[Evidence] = field(default_factory=list)
+    can_decide: bool = False
+
+    @property
+    def actors(self) -> list:
+        seen = {}
+        for item in self.evidence:
+            actor = item.memory.origin_actor
+            if actor is not None and item.role != "wide":
+                seen.setdefault(actor.ref, actor)
+        return list(seen.values())
+
+    @property
+    def wide(self) -> Memory | None:
+        return next((e.memory for e in self.evidence if e.role == "wide"), None)
+
+    @property
+    def first(self) -> Memory | None:
+        return self.evidence[0].memory if self.evidence else None
+
+
+class Deciding:
+    """Whether the user administers a proposal's scope (one readable_scope_roles query)."""
+
+    def __init__(self, user):
+        self.roles = readable_scope_roles(user)
+
+    def may(self, proposal: Proposal) -> bool:
+        return self.roles is None or self.roles.get(proposal.scope_id) == Role.ADMIN
+
+    @property
+    def administers_any(self) -> bool:
+        return self.roles is None or Role.ADMIN in self.roles.values()
+
+
+def cards(user, proposals, deciding: Deciding | None = None) -> list[Card]:
+    """Each proposal with its evidence (one query for all evidence, one for threads)."""
+    deciding = deciding or Deciding(user)
+    proposals = list(proposals)
+    rows = (
+        ProposalEvidence.objects.filter(proposal__in=proposals)
+        .select_related("memory__scope", "memory__origin_actor")
+        .order_by("proposal_id", "-memory__created_at", "-memory_id")
+    )
+    by_proposal: dict[int, list] = {}
+    for row in rows:
+        by_proposal.setdefault(row.proposal_id, []).append(row)
+    memories = [row.memory for group in by_proposal.values() for row in group]
+    threads = origin_threads_for_reader(
+        user, [(m.origin_actor_id, m.origin_thread) for m in memories]
+    )
+    now = timezone.now()
+    found = []
+    for proposal in proposals:
+        card = Card(proposal, can_decide=deciding.may(proposal))
+        for row in by_proposal.get(proposal.pk, []):
+            m = row.memory
+            live = m.retired_at is None and (m.expires_at is None or m.expires_at > now)
+            thread = threads.get((m.origin_actor_id, m.origin_thread))
+            card.evidence.append(Evidence(row.role, m, thread, live))
+        found.append(card)
+    return found
+
+
+def dashboard_summary(user) -> dict:
+    """Open proposals per kind (with bar widths for the chart) and the health report."""
+    counts = open_counts(user)
+    top = max(counts.values(), default=0)
+    kinds = [
+        {
+            "kind": kind,
+            "label": label,
+            "count": counts.get(kind, 0),
+            "width": round(BAR_WIDTH * counts.get(kind, 0) / top) if top else 0,
+            "y": 22 * n,
+        }
+        for n, (kind, label) in enumerate(ProposalKind.choices)
+    ]
+    return {
+        "kinds": kinds,
+        "open": sum(counts.values()),
+        "health": health_for_reader(user),
+        "bar_width": BAR_WIDTH,
+    }

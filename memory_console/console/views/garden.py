@@ -1,0 +1,158 @@
+"""The garden: what the gardening pass proposes, and people's decisions about it.
+
+`/garden/` lists proposals (open by default) grouped by kind, for the scopes the user
+reads; `/garden/<id>/` shows one. Approve, dismiss and bulk approve are POST-only actions
+(methods.post_only) that call memory_core.garden.decisions, which runs the ordinary
+services. Auditors see the same pages with no forms; a proposal outside the user's grants,
+or with evidence outside them, is a 404.
+"""
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from memory_console.console.access import console_view
+from memory_console.console.forms import checked
+from memory_console.console.garden_reads import Deciding, cards
+from memory_console.console.methods import post_only
+from memory_console.console.rendering import render_page
+from memory_core import audit
+from memory_core.garden import decisions
+from memory_core.garden.reads import proposal_for_reader, proposals_for_reader
+from memory_core.models import ProposalKind, ProposalState
+from memory_core.principals import Principal
+
+PER_KIND = 25  # proposals shown per kind; the count says how many more there are
+
+
+def _detail_url(uid: str) -> str:
+    return reverse("console:garden-proposal", args=[uid])
+
+
+def _choice(value: str, choices) -> str:
+    return value if value in {c for c, _ in choices} else ""
+
+
+@console_view
+@require_GET
+def garden_list(request):
+    user = request.user
+    state = _choice(request.GET.get("state", ""), ProposalState.choices) or ProposalState.OPEN
+    kind = _choice(request.GET.get("kind", ""), ProposalKind.choices)
+    visible = proposals_for_reader(user).filter(state=state)
+    deciding = Deciding(user)
+    groups = []
+    shown = []
+    for value, label in ProposalKind.choices:
+        if kind and value != kind:
+            continue
+        rows = visible.filter(kind=value).order_by("-created_at", "-id")
+        total = rows.count()
+        group = cards(user, rows[:PER_KIND], deciding)
+        shown += group
+        groups.append({"kind": value, "label": label, "cards": group, "total": total})
+    context = {
+        "groups": groups,
+        "state": state,
+        "kind": kind,
+        "states": ProposalState.choices,
+        "kinds": ProposalKind.choices,
+        "may_decide": deciding.administers_any and state == ProposalState.OPEN,
+        "per_kind": PER_KIND,
+    }
+    response = render_page(request, "console/garden/list.html", context)
+    audit.record(
+        Principal.for_user(user),
+        "garden.read",
+        200,
+        memory_ids=[e.memory.uid for c in shown for e in c.evidence],
+        count=len(shown),
+    )
+    return response
+
+
+def _render_detail(request, uid, *, errors=None, posted=None, status=200):
+    proposal = proposal_for_reader(request.user, uid)
+    [card] = cards(request.user, [proposal])
+    context = {"card": card, "errors": errors or {}, "posted": posted or {}}
+    response = render_page(request, "console/garden/detail.html", context, status=status)
+    return response, card
+
+
+@console_view
+@require_GET
+def garden_proposal(request, uid):
+    response, card = _render_detail(request, uid)
+    audit.record(
+        Principal.for_user(request.user),
+        "garden.read",
+        200,
+        scope=card.proposal.scope.token,
+        memory_ids=[e.memory.uid for e in card.evidence],
+        count=1,
+    )
+    return response
+
+
+def _invalid(request, error, uid):
+    action = request.resolver_match.url_name.removeprefix("garden-")
+    errors = {action: error.message}
+    return _render_detail(request, uid, errors=errors, posted=request.POST, status=422)[0]
+
+
+def _done(request, uid: str, message: str):
+    messages.success(request, message)
+    target = request.POST.get("next", "")
+    if target.startswith("/garden/") and "//" not in target:
+        return redirect(target)
+    return redirect(_detail_url(uid))
+
+
+@post_only(lambda uid: _detail_url(uid))
+@console_view(invalid=_invalid)
+def garden_approve(request, uid):
+    proposal = proposal_for_reader(request.user, uid)
+    decided = decisions.approve(
+        proposal,
+        principal=Principal.for_user(request.user),
+        retire_copies=checked(request.POST, "retire_copies"),
+        resolution=request.POST.get("resolution", "invalidate"),
+        text=request.POST.get("text", ""),
+    )
+    if decided.state == ProposalState.OBSOLETE:
+        messages.warning(
+            request, "Not approved: its evidence changed since the pass, so it is now obsolete."
+        )
+        return redirect(_detail_url(uid))
+    made = ", ".join(m.uid for m in decided.created)
+    note = f" Wrote {made}." if made else ""
+    gone = f" Retired {len(decided.retired)} memor{'y' if len(decided.retired) == 1 else 'ies'}."
+    return _done(request, uid, f"Approved {uid}.{note}{gone if decided.retired else ''}")
+
+
+@post_only(lambda uid: _detail_url(uid))
+@console_view(invalid=_invalid)
+def garden_dismiss(request, uid):
+    proposal = proposal_for_reader(request.user, uid)
+    decisions.dismiss(
+        proposal, request.POST.get("reason", ""), principal=Principal.for_user(request.user)
+    )
+    return _done(request, uid, f"Dismissed {uid}.")
+
+
+@post_only("console:garden")
+@console_view
+def garden_bulk_approve(request):
+    user = request.user
+    bulk_id, outcomes = decisions.approve_many(
+        request.POST.getlist("ids"),
+        principal=Principal.for_user(user),
+        lookup=lambda uid: proposal_for_reader(user, uid),
+    )
+    done = sum(1 for o in outcomes if o.status == 200)
+    messages.success(request, f"Approved {done} of {len(outcomes)} proposal(s) ({bulk_id}).")
+    for outcome in outcomes:
+        if outcome.status != 200:
+            messages.error(request, f"{outcome.uid}: {outcome.message}")
+    return redirect(reverse("console:garden"))

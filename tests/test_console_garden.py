@@ -1,0 +1,224 @@
+"""The garden pages: who sees which proposal, approve / dismiss / bulk approve from the
+console with their refusals, the dashboard's card, and that agents have no way in."""
+
+import re
+
+import pytest
+
+from memory_core import actors, writes
+from memory_core.garden import passes
+from memory_core.models import AccessLog, LedgerEvent, Memory, Proposal
+
+URL = "/garden/"
+
+
+@pytest.fixture(autouse=True)
+def thresholds(settings):
+    settings.GARDEN_MIN_ACTORS = 3
+    settings.MEMORY_EMBEDDER = "none"
+
+
+@pytest.fixture
+def garden(org, users):
+    """An acme promotion at team:acme/ops (u1, u3, u4) and a globex merge at x9."""
+    team = [org.u1] + [
+        actors.put_actor(r, r, ["team:acme/ops", "tenant:acme"], org.acme_key, org.acme_agent)
+        for r in ("u3", "u4")
+    ]
+    copies = [
+        writes.remember(a, "tz", "Works in the <b>Berlin</b> time zone", principal=org.acme_agent)
+        for a in team
+    ]
+    writes.remember(org.x9, "a", "Likes cats", principal=org.globex_agent)
+    writes.remember(org.x9, "b", "likes cats!", principal=org.globex_agent)
+    passes.run_pass()
+
+    class G:
+        pass
+
+    g = G()
+    g.copies = [w.memory for w in copies]
+    g.promote = Proposal.objects.get(kind="promote", scope=org.ops)
+    g.merge = Proposal.objects.get(kind="merge")
+    return g
+
+
+def _uids(response) -> set[str]:
+    return set(re.findall(r'id="proposal-(prop_[0-9A-Z]+)"', response.text))
+
+
+def test_anonymous_is_sent_to_login(client, garden):
+    assert client.get(URL).status_code == 302
+    response = client.post(f"/garden/{garden.promote.uid}/approve/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
+    garden.promote.refresh_from_db()
+    assert garden.promote.state == "open"
+
+
+def test_superuser_sees_every_tenants_proposals(client, users, garden):
+    client.force_login(users.su)
+    response = client.get(URL)
+    assert response.status_code == 200
+    assert {garden.promote.uid, garden.merge.uid} <= _uids(response)
+
+
+def test_acme_admin_sees_acme_only_and_escaped_text(client, users, garden):
+    client.force_login(users.owner)
+    response = client.get(URL)
+    uids = _uids(response)
+    assert garden.promote.uid in uids and garden.merge.uid not in uids
+    assert "&lt;b&gt;Berlin&lt;/b&gt;" in response.text and "<b>Berlin" not in response.text
+    assert 'name="ids"' in response.text  # may bulk approve
+
+
+def test_a_proposal_outside_the_grants_is_404(client, users, garden):
+    client.force_login(users.owner)
+    assert client.get(f"/garden/{garden.merge.uid}/").status_code == 404
+    assert client.get("/garden/prop_NOPE/").status_code == 404
+    response = client.post(f"/garden/{garden.merge.uid}/approve/")
+    assert response.status_code == 404
+    garden.merge.refresh_from_db()
+    assert garden.merge.state == "open"
+
+
+def test_evidence_outside_the_grants_hides_the_proposal(client, users, org, garden, operator):
+    """An admin of team:acme/ops alone reads u1, u3 and u4 (members) but a shadowed review
+    of a value at tenant:acme reaches beyond: it is not shown to them."""
+    from django.contrib.auth import get_user_model
+
+    from memory_core.grants import grant
+
+    get_user_model().objects.create_user("opsadmin", "o@x.test", "pw-ops-12345")
+    grant("opsadmin", org.ops, "admin", principal=operator)
+    writes.publish(org.acme, "tz", "UTC everywhere", principal=operator)
+    passes.run_pass()
+    review = Proposal.objects.get(kind="shadowed")
+    client.force_login(get_user_model().objects.get(username="opsadmin"))
+    assert client.get(f"/garden/{review.uid}/").status_code == 404
+    assert client.get(f"/garden/{garden.promote.uid}/").status_code == 200
+
+
+def test_auditor_reads_but_has_no_forms_and_is_refused(client, users, garden):
+    client.force_login(users.auditor)
+    page = client.get(f"/garden/{garden.promote.uid}/")
+    assert page.status_code == 200 and "/approve/" not in page.text
+    assert 'name="ids"' not in client.get(URL).text
+    response = client.post(f"/garden/{garden.promote.uid}/approve/")
+    assert response.status_code == 403
+    garden.promote.refresh_from_db()
+    assert garden.promote.state == "open"
+    assert AccessLog.objects.filter(
+        action="proposal.approve", outcome=403, principal="user:auditor"
+    ).exists()
+
+
+def test_get_on_an_action_address_goes_to_the_proposal(client, users, garden):
+    client.force_login(users.owner)
+    response = client.get(f"/garden/{garden.promote.uid}/approve/")
+    assert response.status_code == 303
+    assert response["Location"] == f"/garden/{garden.promote.uid}/"
+
+
+def test_admin_approves_a_promotion_from_the_console(client, users, org, garden):
+    client.force_login(users.owner)
+    response = client.post(
+        f"/garden/{garden.promote.uid}/approve/", {"retire_copies": "on"}, follow=True
+    )
+    assert response.status_code == 200 and "Approved" in response.text
+    published = Memory.objects.get(scope=org.ops, key="tz", retired_at=None)
+    assert published.author == "human" and published.origin_user == "owner"
+    assert not Memory.objects.filter(pk__in=[c.pk for c in garden.copies], retired_at=None)
+    event = LedgerEvent.objects.get(kind="proposal.approved")
+    assert event.payload["proposal"] == garden.promote.uid and event.principal == "user:owner"
+    garden.promote.refresh_from_db()
+    assert garden.promote.state == "approved"
+
+
+def test_dismiss_without_reason_is_422_and_changes_nothing(client, users, garden):
+    client.force_login(users.owner)
+    response = client.post(f"/garden/{garden.promote.uid}/dismiss/", {"reason": ""})
+    assert response.status_code == 422
+    assert "say why" in response.text
+    garden.promote.refresh_from_db()
+    assert garden.promote.state == "open"
+    assert not LedgerEvent.objects.filter(kind="proposal.dismissed").exists()
+
+
+def test_dismiss_with_a_reason(client, users, garden):
+    client.force_login(users.owner)
+    response = client.post(f"/garden/{garden.promote.uid}/dismiss/", {"reason": "personal"})
+    assert response.status_code == 302
+    garden.promote.refresh_from_db()
+    assert garden.promote.state == "dismissed" and garden.promote.decided_by == "user:owner"
+    assert LedgerEvent.objects.get(kind="proposal.dismissed").payload["reason_chars"] == 8
+    page = client.get(URL, {"state": "dismissed"})
+    assert garden.promote.uid in _uids(page)
+
+
+def test_bulk_approve_reports_each_proposal(client, users, garden):
+    client.force_login(users.owner)
+    response = client.post(
+        "/garden/approve/", {"ids": [garden.promote.uid, garden.merge.uid]}, follow=True
+    )
+    assert response.status_code == 200
+    assert "Approved 1 of 2" in response.text and "not found" in response.text
+    garden.promote.refresh_from_db()
+    garden.merge.refresh_from_db()
+    assert garden.promote.state == "approved" and garden.merge.state == "open"
+    assert LedgerEvent.objects.get(kind="proposal.approved").payload["bulk"].startswith("bulk_")
+
+
+def test_bulk_approve_with_nothing_selected_is_422(client, users, garden):
+    client.force_login(users.owner)
+    assert client.post("/garden/approve/", {}).status_code == 422
+
+
+def test_dashboard_shows_open_proposals_per_kind_and_health(client, users, garden):
+    client.force_login(users.owner)
+    response = client.get("/")
+    assert response.status_code == 200
+    assert 'id="chart-garden"' in response.text
+    # promote at team:acme/ops and at tenant:acme (both hold the three actors)
+    assert re.search(r'id="chart-garden"[^>]*data-total="2"', response.text)
+    assert 'id="garden-health"' in response.text and "never shown" in response.text
+
+
+def test_nav_links_to_the_garden(client, users, garden):
+    client.force_login(users.owner)
+    assert 'href="/garden/"' in client.get("/").text
+
+
+def test_agents_have_no_way_to_proposals(client, org, garden):
+    from tests.helpers import bearer
+
+    for path in ("/api/v1/garden", "/api/v1/garden/", "/api/v1/proposals"):
+        assert client.get(path, headers=bearer(org.acme_secret)).status_code == 404
+    from memory_console.api import api
+
+    routes = [str(pattern.pattern) for pattern in api.urls[0]]
+    assert routes and not any("garden" in r or "proposal" in r for r in routes)
+
+
+def test_reading_the_garden_is_logged_with_ids_only(client, users, garden):
+    client.force_login(users.owner)
+    client.get(URL)
+    row = AccessLog.objects.get(action="garden.read", principal="user:owner")
+    assert set(row.memory_ids) == {c.uid for c in garden.copies}
+    assert "Berlin" not in str(row.detail)
+
+
+def test_a_shadowed_correction_without_text_is_422(client, users, org, garden):
+    writes.publish(org.acme, "tz", "UTC everywhere", principal=users.p_owner)
+    passes.run_pass()
+    review = Proposal.objects.get(kind="shadowed")
+    client.force_login(users.owner)
+    response = client.post(f"/garden/{review.uid}/approve/", {"resolution": "correct", "text": ""})
+    assert response.status_code == 422
+    review.refresh_from_db()
+    assert review.state == "open"
+    assert Memory.objects.get(scope=org.acme, key="tz", retired_at=None).text == "UTC everywhere"
+    response = client.post(
+        f"/garden/{review.uid}/approve/", {"resolution": "correct", "text": "CET"}
+    )
+    assert response.status_code == 302
+    assert Memory.objects.get(scope=org.acme, key="tz", retired_at=None).text == "CET"
