@@ -48,15 +48,16 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 MEMORY_MAX_LINES = env_int("MEMORY_MAX_LINES", 20, minimum=1, maximum=200)
 MEMORY_MAX_FACT_CHARS = env_int("MEMORY_MAX_FACT_CHARS", 240, minimum=16, maximum=2000)
 
-# Semantic recall (memory_core/embedders.py, README "Semantic recall"): which embedder turns
-# a memory and a query into a vector. `wordllama` ships its weights in its wheel and never
-# downloads; `http` is any OpenAI-compatible /v1/embeddings server; `none` is lexical only.
 # Gardening (memory_core/garden/): N actors for a promotion or a shadowed person, D days
 # for stale and unused memories, and the cosine similarity that makes two texts equivalent
 # when an embedder is configured.
 GARDEN_MIN_ACTORS = env_int("GARDEN_MIN_ACTORS", 3, minimum=2, maximum=10_000)
 GARDEN_STALE_DAYS = env_int("GARDEN_STALE_DAYS", 30, minimum=1, maximum=3650)
 GARDEN_SIMILARITY = env_float("GARDEN_SIMILARITY", 0.9, minimum=0.5, maximum=1.0)
+
+# Semantic recall (memory_core/embedders.py, README "Semantic recall"): which embedder turns
+# a memory and a query into a vector. `wordllama` ships its weights in its wheel and never
+# downloads; `http` is any OpenAI-compatible /v1/embeddings server; `none` is lexical only.
 MEMORY_EMBEDDER = env_choice("MEMORY_EMBEDDER", "wordllama", ("wordllama", "http", "none"))
 MEMORY_EMBEDDER_URL = env_str("MEMORY_EMBEDDER_URL", "")
 MEMORY_EMBEDDER_MODEL = env_str("MEMORY_EMBEDDER_MODEL", "")
