@@ -28,6 +28,7 @@ TRUNCATE_TRIGGERS = (
     "memory_core.LedgerEvent:ledger_no_truncate",
     "memory_core.AccessLog:access_no_truncate",
     "memory_core.Memory:memory_no_truncate",
+    "memory_core.LedgerCheckpoint:checkpoint_no_truncate",
 )
 
 _original_flush = flush.Command.handle

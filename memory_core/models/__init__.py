@@ -1,6 +1,7 @@
 """The data of DESIGN.md §3, one module per idea."""
 
 from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
+from memory_core.models.checkpoints import LedgerCheckpoint
 from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.embeddings import Embedding
 from memory_core.models.ledger import LedgerEvent
@@ -17,6 +18,7 @@ __all__ = [
     "Digest",
     "DigestLine",
     "Embedding",
+    "LedgerCheckpoint",
     "LedgerEvent",
     "LoginAttempt",
     "Membership",
