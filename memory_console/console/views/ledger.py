@@ -13,7 +13,8 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
-from memory_console.console.access import audit_reach, console_view, ledger_events_for_reader
+from memory_console.console.access import audit_reach, console_view
+from memory_console.console.audit_rows import filtered_events
 from memory_console.console.cursors import cursor_id, newer_than, newest_first
 from memory_console.console.forms import LEDGER_KINDS, LedgerFilter
 from memory_console.console.methods import post_only
@@ -25,21 +26,6 @@ from memory_core.errors import Invalid
 # How often an open ledger page asks for new events (static/js/live-poll.js pauses it
 # while the tab is hidden or the person pressed "Pause").
 POLL_SECONDS = 5
-
-
-def filtered_events(request, form: LedgerFilter):
-    """The readable events matching the filters (unordered: callers page by id)."""
-    events = ledger_events_for_reader(request.user)
-    values = form.values()
-    for name in ("kind", "scope", "principal"):
-        if values[name]:
-            events = events.filter(**{name: values[name]})
-    since, until = form.bounds(timezone.now())
-    if since is not None:
-        events = events.filter(created_at__gte=since)
-    if until is not None:
-        events = events.filter(created_at__lt=until)
-    return events
 
 
 @console_view
