@@ -296,3 +296,96 @@ def check(data: bytes, manifest: dict | None = None) -> dict:
         if rows != manifest["rows"]:
             raise ValueError("row count does not match the manifest")
     return manifest
+
+
+# --- the operators' commands (export_ledger, export_access) ----------------------------------
+
+
+def filter_ledger(
+    events,
+    *,
+    kind=None,
+    scope=None,
+    principal=None,
+    since=None,
+    until=None,
+    stream=None,
+    seq_from=None,
+    seq_to=None,
+):
+    """The ledger page's filters (exact kind, scope, principal; a time range) plus a stream
+    and a sequence range, as the commands take them."""
+    for name, value in (
+        ("kind", kind),
+        ("scope", scope),
+        ("principal", principal),
+        ("stream", stream),
+    ):
+        if value:
+            events = events.filter(**{name: value})
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    if until is not None:
+        events = events.filter(created_at__lt=until)
+    if seq_from is not None:
+        events = events.filter(seq__gte=seq_from)
+    if seq_to is not None:
+        events = events.filter(seq__lte=seq_to)
+    return events
+
+
+def filter_access(
+    rows,
+    *,
+    principal=None,
+    actor=None,
+    action=None,
+    outcome=None,
+    refused=False,
+    since=None,
+    until=None,
+):
+    """The access-log page's filters, as the commands take them."""
+    for name, value in (
+        ("principal", principal),
+        ("actor_ref", actor),
+        ("action", action),
+        ("outcome", outcome),
+    ):
+        if value:
+            rows = rows.filter(**{name: value})
+    if refused:
+        rows = rows.filter(outcome__gte=400)
+    if since is not None:
+        rows = rows.filter(created_at__gte=since)
+    if until is not None:
+        rows = rows.filter(created_at__lt=until)
+    return rows
+
+
+def write_files(export: Export, records, path, progress=None) -> dict:
+    """Write the export to `path` and its manifest to `path`.manifest.json; return the
+    manifest. The file is written as it is read, batch by batch (constant memory)."""
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def counted():
+        for record in records:
+            if progress is not None:
+                progress(1)
+            yield record
+
+    with path.open("wb") as out:
+        for chunk in export.chunks(counted()):
+            out.write(chunk)
+    manifest = export.manifest()
+    manifest_path(path).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    return manifest
+
+
+def manifest_path(path):
+    from pathlib import Path
+
+    return Path(f"{path}.manifest.json")

@@ -240,3 +240,52 @@ def test_forgotten_text_never_appears_in_any_export(client, users, org, taught):
     gone = [r for r in records if r["type"] == "forgotten"]
     assert gone and gone[0]["memory"] == taught.uid and gone[0]["by"] == "user:root"
     assert [r["text"] for r in records if r["type"] == "line"] == ["[forgotten]"]
+
+
+# --- the operators' commands -----------------------------------------------------------------
+
+
+def test_export_ledger_command_writes_the_file_and_a_manifest_that_checks(
+    users, org, events, tmp_path, capsys
+):
+    from django.core.management import call_command
+
+    out = tmp_path / "ledger.csv"
+    call_command("export_ledger", str(out), stream="tenant:acme", seq_from=2)
+    manifest = json.loads((tmp_path / "ledger.csv.manifest.json").read_text())
+    exports.check(out.read_bytes(), manifest)
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    expected = LedgerEvent.objects.filter(stream="tenant:acme", seq__gte=2).order_by("id")
+    assert [int(r["id"]) for r in rows] == [e.id for e in expected]
+    head = manifest["streams"][0]
+    assert head["stream"] == "tenant:acme" and head["last_hash"] == expected.last().hash
+    assert manifest["filters"]["seq_from"] == 2 and manifest["by"] == "cli:export_ledger"
+    logged = AccessLog.objects.get(action="export.ledger")
+    assert logged.channel == "cli" and logged.count == len(rows)
+    assert str(out) in capsys.readouterr().out
+
+
+def test_export_access_command_writes_jsonl_with_a_trailing_manifest(users, org, events, tmp_path):
+    from django.core.management import call_command
+
+    from memory_core import audit
+
+    audit.record(org.acme_agent, "turn", 404, actor_ref="acme/u1")
+    out = tmp_path / "access.jsonl"
+    call_command("export_access", str(out), refused=True)
+    data = out.read_bytes()
+    trailing = exports.check(data)
+    beside = json.loads((tmp_path / "access.jsonl.manifest.json").read_text())
+    assert trailing["sha256"] == beside["sha256"] and beside["rows"] == 1
+    assert beside["ledger_heads"]
+    rows, _ = _jsonl(data)
+    assert rows[0]["outcome"] == 404 and rows[0]["actor_ref"] == "acme/u1"
+
+
+def test_export_command_refuses_an_unknown_format(users, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="format"):
+        call_command("export_ledger", str(tmp_path / "ledger.xml"))
+    assert not (tmp_path / "ledger.xml").exists()
