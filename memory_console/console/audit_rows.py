@@ -11,9 +11,11 @@ from memory_console.console.access import (
     access_rows_for_reader,
     digest_lines_for_reader,
     ledger_events_for_reader,
+    readable_scope_roles,
 )
 from memory_console.console.forms import REFUSED_FROM, AccessFilter, LedgerFilter
 from memory_core.attribution import line_forms
+from memory_core.models import Memory
 
 
 def filtered_events(request, form: LedgerFilter, now=None):
@@ -71,3 +73,24 @@ def attribution_lines(user, pasted: str, run_id: str, actor_ref: str, limit: int
     if actor_ref:
         lines = lines.filter(digest__actor__ref=actor_ref)
     return list(lines.order_by("-digest__created_at", "-digest_id", "n")[:limit])
+
+
+# The memory ids an access-log row names, shown at most (a bulk action can name hundreds).
+SHOWN_MEMORY_IDS = 5
+
+
+def mark_memory_links(user, rows) -> None:
+    """Give each access-log row `memory_refs`: its first memory ids, each with whether the
+    user may open that memory (a link) or not (the id alone: it is outside their grants, or
+    forgotten), and `more_memory_ids`. One query for the page; ids only, never keys or text."""
+    shown = {uid for row in rows for uid in row.memory_ids[:SHOWN_MEMORY_IDS]}
+    readable = set()
+    if shown:
+        roles = readable_scope_roles(user)
+        found = Memory.objects.filter(uid__in=sorted(shown)).values_list("uid", "scope_id")
+        readable = {uid for uid, scope_id in found if roles is None or scope_id in roles}
+    for row in rows:
+        row.memory_refs = [
+            {"id": uid, "readable": uid in readable} for uid in row.memory_ids[:SHOWN_MEMORY_IDS]
+        ]
+        row.more_memory_ids = max(0, len(row.memory_ids) - SHOWN_MEMORY_IDS)

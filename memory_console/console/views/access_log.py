@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import access_rows_for_reader, console_view
-from memory_console.console.audit_rows import filtered_rows, who_filters
+from memory_console.console.audit_rows import filtered_rows, mark_memory_links, who_filters
 from memory_console.console.cursors import cursor_id, newest_first
 from memory_console.console.forms import ACCESS_ACTIONS, REFUSED_FROM, AccessFilter
 from memory_console.console.rendering import render_page
@@ -67,6 +67,7 @@ def access_list(request):
         before=cursor_id(request.GET.get("before")),
         after=cursor_id(request.GET.get("after")),
     )
+    mark_memory_links(request.user, page.rows)
     refused, window_words = refusals_in_window(request, form, now)
     probers = list(
         refused.values("principal")
