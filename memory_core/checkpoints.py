@@ -232,6 +232,8 @@ class CheckpointVerification:
     skipped: int = 0
     key_id: str = ""
     taken_at: str = ""
+    # When the chain walk failed: the event it names (a checkpointed head has none).
+    event: object = None
 
     @property
     def message(self) -> str:
@@ -241,7 +243,8 @@ class CheckpointVerification:
                 f"{self.taken_at} hold"
             )
         where = f"stream {self.stream}, seq {self.seq}: " if self.stream is not None else ""
-        return f"broken: {where}{self.problem}"
+        event = f" (event {self.event.pk}, kind {self.event.kind})" if self.event else ""
+        return f"broken: {where}{self.problem}{event}"
 
 
 def parse(data: bytes) -> dict:
@@ -319,9 +322,10 @@ def verify(checkpoint: dict, public_key, *, streams=None, progress=None):
         return CheckpointVerification(
             ok=False,
             count=chain.count,
-            problem=f"{chain.problem} (event {event.pk}, kind {event.kind})",
+            problem=chain.problem,
             stream=event.stream,
             seq=event.seq,
+            event=event,
             heads=checked,
             skipped=skipped,
             **base,
