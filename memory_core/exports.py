@@ -30,7 +30,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from memory_core.ledger import _jsonb_text, timestamp_text
-from memory_core.models import AccessLog, LedgerEvent
+from memory_core.models import AccessLog, LedgerEvent, Scope
 
 FORMATS = ("csv", "jsonl")
 # Rows read per query: big enough that the per-query cost vanishes, small enough to hold.
@@ -267,12 +267,17 @@ def covering_heads(spans: dict[str, StreamSpan], upto: int | None) -> list[dict]
 
 def ledger_heads(streams=None) -> list[dict]:
     """The current heads of `streams` (every stream when None): an access-log export's
-    anchor in the chain's time."""
-    events = LedgerEvent.objects.all()
-    if streams is not None:
-        events = events.filter(stream__in=sorted(streams))
-    rows = events.order_by("stream", "-seq").distinct("stream").values_list("stream", "seq", "hash")
-    return [{"stream": s, "head_seq": seq, "head_hash": h} for s, seq, h in rows]
+    anchor in the chain's time. One probe of ledger_stream_seq_unique per stream (the
+    streams are the top-level scopes' few hundred, from the scope table), never a walk of
+    the ledger."""
+    if streams is None:
+        streams = Scope.objects.values_list("stream", flat=True).distinct()
+    heads = []
+    for stream in sorted(set(streams)):
+        head = _head_at(stream, None)
+        if head is not None:
+            heads.append({"stream": stream, "head_seq": head[0], "head_hash": head[1]})
+    return heads
 
 
 def check(data: bytes, manifest: dict | None = None) -> dict:

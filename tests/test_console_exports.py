@@ -289,3 +289,41 @@ def test_export_command_refuses_an_unknown_format(users, tmp_path):
     with pytest.raises(CommandError, match="format"):
         call_command("export_ledger", str(tmp_path / "ledger.xml"))
     assert not (tmp_path / "ledger.xml").exists()
+
+
+# --- the queries behind an export ------------------------------------------------------------
+
+
+def test_ledger_export_batches_and_head_probes_walk_indexes(client, users, events):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.helpers import explain
+    from tests.roles import as_owner
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memory_core_ledgerevent
+                (stream, seq, kind, scope, principal, actor_ref, payload, created_at,
+                 prev_hash, hash)
+            SELECT 'tenant:bulk', g, 'bulk.kind', 'tenant:bulk', 'key:bulk', NULL, '{}'::jsonb,
+                   now(), md5('p' || g) || md5('q' || g), md5('h' || g) || md5('i' || g)
+            FROM generate_series(1, 3000) AS g
+            """
+        )
+        with as_owner():
+            cursor.execute("ANALYZE memory_core_ledgerevent")
+    with CaptureQueriesContext(connection) as queries:
+        data = _body(login(client, users.su).get("/exports/ledger.jsonl?stream=tenant:bulk"))
+    _, manifest = _jsonl(data)
+    assert manifest["rows"] == 3000
+    for q in queries:
+        print("Q", q["sql"][:300])
+    batches = [q["sql"] for q in queries if "LIMIT 2000" in q["sql"]]
+    assert len(batches) == 3  # 2000 + 1000 + the empty one that ends it
+    head_probe = next(q["sql"] for q in queries if "ORDER BY 1 DESC LIMIT 1" in q["sql"])
+    for sql in (batches[1], head_probe):
+        plan = explain(sql)
+        print(plan)
+        assert "Index" in plan and "Seq Scan" not in plan

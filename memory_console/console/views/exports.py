@@ -109,14 +109,15 @@ def _logged(export: exports.Export, user, action: str, chunks, memory_ids=()):
         )
 
 
-def _respond(request, export, records, filename: str, action: str, manifest_name=None, ids=()):
+def _respond(request, export, records, filename: str, action: str, manifest=None, ids=()):
+    """The streamed file; `manifest` = (its manifest's URL name, the pinned `at`)."""
     chunks = export.chunks(records)
     response = StreamingHttpResponse(
         _logged(export, request.user, action, chunks, ids), content_type=CONTENT_TYPES[export.fmt]
     )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    if manifest_name is not None:
-        url = _manifest_url(request, manifest_name, export.upto, request.export_at)
+    if manifest is not None:
+        url = _manifest_url(request, manifest[0], export.upto, manifest[1])
         response["X-Export-Manifest"] = url
         response["Link"] = f'<{url}>; rel="describedby"'
     return response
@@ -142,7 +143,6 @@ def _manifest_response(request, export, records, action: str):
 
 def _ledger_export(request, fmt: str):
     upto, at = _pinned(request, LedgerEvent)
-    request.export_at = at
     form = LedgerFilter(request.GET)
     events = filtered_events(request, form, now=at)
     stream = request.GET.get("stream", "").strip()
@@ -172,20 +172,22 @@ def _ledger_export(request, fmt: str):
         columns=exports.LEDGER_COLUMNS,
     )
     records = (exports.ledger_record(e) for e in exports.in_batches(events, upto))
-    return export, records
+    return export, records, at
 
 
 @console_view
 @require_GET
 def ledger_export(request, fmt: str):
-    export, records = _ledger_export(request, fmt)
-    return _respond(request, export, records, f"ledger.{fmt}", "export.ledger", f"ledger-{fmt}")
+    export, records, at = _ledger_export(request, fmt)
+    return _respond(
+        request, export, records, f"ledger.{fmt}", "export.ledger", (f"ledger-{fmt}", at)
+    )
 
 
 @console_view
 @require_GET
 def ledger_manifest(request, fmt: str):
-    export, records = _ledger_export(request, fmt)
+    export, records, _ = _ledger_export(request, fmt)
     return _manifest_response(request, export, records, "export.ledger")
 
 
@@ -194,7 +196,6 @@ def ledger_manifest(request, fmt: str):
 
 def _access_export(request, fmt: str):
     upto, at = _pinned(request, AccessLog)
-    request.export_at = at
     form = AccessFilter(request.GET)
     rows = filtered_rows(request, form, now=at)
     values = form.values()
@@ -223,20 +224,22 @@ def _access_export(request, fmt: str):
         finish=anchor,
     )
     records = (exports.access_record(r) for r in exports.in_batches(rows, upto))
-    return export, records
+    return export, records, at
 
 
 @console_view
 @require_GET
 def access_export(request, fmt: str):
-    export, records = _access_export(request, fmt)
-    return _respond(request, export, records, f"access.{fmt}", "export.access", f"access-{fmt}")
+    export, records, at = _access_export(request, fmt)
+    return _respond(
+        request, export, records, f"access.{fmt}", "export.access", (f"access-{fmt}", at)
+    )
 
 
 @console_view
 @require_GET
 def access_manifest(request, fmt: str):
-    export, records = _access_export(request, fmt)
+    export, records, _ = _access_export(request, fmt)
     return _manifest_response(request, export, records, "export.access")
 
 
