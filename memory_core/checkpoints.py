@@ -32,9 +32,10 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from django.db import transaction
 from django.utils import timezone
 
-from memory_core import ledger, prepared
+from memory_core import audit, ledger, prepared
 from memory_core.errors import Invalid
 from memory_core.models import LedgerCheckpoint
 
@@ -186,14 +187,23 @@ def take(signing_key: Ed25519PrivateKey, principal, *, record: bool = True) -> d
     signature = base64.b64encode(signing_key.sign(signed_bytes(body))).decode()
     checkpoint = {**body, "signature": signature}
     if record:
-        LedgerCheckpoint.objects.create(
-            taken_at=datetime.fromisoformat(body["taken_at"]),
-            principal=principal.name,
-            key_id=body["key_id"],
-            signature_sha256=signature_sha256(checkpoint),
-            heads={h["stream"]: {k: h[k] for k in ("seq", "hash", "count")} for h in heads},
-            events=body["events"],
-        )
+        # The record and the access-log row that says who took it, together or neither.
+        with transaction.atomic():
+            LedgerCheckpoint.objects.create(
+                taken_at=datetime.fromisoformat(body["taken_at"]),
+                principal=principal.name,
+                key_id=body["key_id"],
+                signature_sha256=signature_sha256(checkpoint),
+                heads={h["stream"]: {k: h[k] for k in ("seq", "hash", "count")} for h in heads},
+                events=body["events"],
+            )
+            audit.record(
+                principal,
+                "ledger.checkpoint",
+                201,
+                count=body["events"],
+                detail={"key_id": body["key_id"], "streams": len(heads)},
+            )
     return checkpoint
 
 

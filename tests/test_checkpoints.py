@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from memory_core import checkpoints, writes
 from memory_core.errors import Invalid
-from memory_core.models import LedgerCheckpoint, LedgerEvent
+from memory_core.models import AccessLog, LedgerCheckpoint, LedgerEvent
 from tests import tampering
 
 
@@ -116,6 +116,9 @@ def test_checkpoint_signs_every_streams_head_and_records_only_that_it_was_taken(
     assert record.signature_sha256 == checkpoints.signature_sha256(taken)
     assert record.events == taken["events"] and record.principal == "cli:ledger_checkpoint"
     assert record.heads["tenant:acme"]["hash"] == streams["tenant:acme"]["hash"]
+    logged = AccessLog.objects.get(action="ledger.checkpoint")
+    assert logged.principal == "cli:ledger_checkpoint" and logged.channel == "cli"
+    assert logged.outcome == 201 and logged.count == taken["events"]
     # Nothing of the private key is in the database.
     private_b64 = keys[0].read_text().splitlines()[1]
     assert private_b64 not in json.dumps(list(LedgerCheckpoint.objects.values()), default=str)
