@@ -271,6 +271,18 @@ LOGIN_THROTTLE_MINUTES = env_int("LOGIN_THROTTLE_MINUTES", 15, minimum=1)
 # client address is the N-th entry from the right; with 0 (no proxy) it is REMOTE_ADDR.
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 
+# --- Evidence (README, "Evidence") ---------------------------------------------------------
+# The Ed25519 public key (a .pub file from `ledger_keygen`) the console's "Verify chain"
+# checks an uploaded checkpoint against when no key is uploaded with it. The signing key is
+# never a setting: `ledger_checkpoint --key FILE`, or the LEDGER_SIGNING_KEY environment
+# variable, read only by that command (memory_core/checkpoints.py).
+LEDGER_PUBLIC_KEY = env_str("LEDGER_PUBLIC_KEY", "")
+# Where `ledger_checkpoint` writes checkpoints without --out, and where `restore_check`
+# looks for the latest one. Copy them somewhere the database's superuser cannot reach.
+LEDGER_CHECKPOINT_DIR = env_str("LEDGER_CHECKPOINT_DIR", str(BASE_DIR / "var" / "checkpoints"))
+# Where `backup` writes its dumps without --out.
+BACKUP_DIR = env_str("BACKUP_DIR", str(BASE_DIR / "var" / "backups"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

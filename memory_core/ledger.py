@@ -184,55 +184,107 @@ class Verification:
     problem: str = ""
 
 
-# One stream's events that break a link or whose seal PostgreSQL does not reproduce, in
-# order, each with how many events precede it. The scan is the (stream, seq) index; the
-# hashing happens where the rows are, so only suspects cross the wire.
-_SUSPECTS = """
-    SELECT id, seq, position, expected_seq, prev_hash = expected_prev, sealed FROM (
-        SELECT id, seq, prev_hash,
-               row_number() OVER w - 1 AS position,
-               lag(seq, 1, 0::bigint) OVER w + 1 AS expected_seq,
-               lag(hash, 1, %s) OVER w AS expected_prev,
+# Verification is two passes over the ledger, each the fastest form PostgreSQL offers for
+# its half (measured at 100k events: one windowed query that also hashed took 1.7-2.7 s;
+# these two together 0.85 s).
+#
+# Seals: re-hash every event where it is stored, a plain scan in id ranges (big enough that
+# PostgreSQL JIT-compiles the hash expression; a query per stream stays below that
+# threshold and hashes at half the speed). Per stream, the range's event count and the
+# lowest seq whose stored hash its contents do not reproduce.
+_SEALS = """
+    SELECT stream, count(*), min(seq) FILTER (WHERE NOT sealed) FROM (
+        SELECT stream, seq,
                hash = memory_core_ledger_hash(stream, seq, kind, scope, principal,
                                               actor_ref, payload, created_at, prev_hash)
                    AS sealed
         FROM memory_core_ledgerevent
-        WHERE stream = %s
-        WINDOW w AS (ORDER BY seq)
+        WHERE id > %s AND id <= %s {streams}
     ) AS e
-    WHERE seq <> expected_seq OR prev_hash <> expected_prev OR NOT sealed
-    ORDER BY seq
+    GROUP BY stream
 """
+# Links: per stream, the first event (in seq order) whose seq does not follow its
+# predecessor's or whose prev_hash is not its predecessor's hash, with how many events
+# precede it. One walk of the (stream, seq) index; no hashing, so the window is cheap.
+_LINKS = """
+    SELECT DISTINCT ON (stream) stream, id, seq, position, expected_seq,
+           prev_hash = expected_prev
+    FROM (
+        SELECT stream, id, seq, prev_hash,
+               row_number() OVER w - 1 AS position,
+               lag(seq, 1, 0::bigint) OVER w + 1 AS expected_seq,
+               lag(hash, 1, %s) OVER w AS expected_prev
+        FROM memory_core_ledgerevent
+        {where}
+        WINDOW w AS (PARTITION BY stream ORDER BY seq)
+    ) AS e
+    WHERE seq <> expected_seq OR prev_hash <> expected_prev
+    ORDER BY stream, seq
+"""
+# Ids re-hashed per query of the seal pass (and per progress step).
+SEAL_RANGE = 250_000
+
+
+def _seal_failures(streams, progress) -> dict[str, int]:
+    """{stream: lowest seq whose seal fails}, over every event (of `streams` if given)."""
+    top = LedgerEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    bottom = LedgerEvent.objects.order_by("id").values_list("id", flat=True).first() or 1
+    sql = _SEALS.format(streams="AND stream = ANY(%s)" if streams is not None else "")
+    failures: dict[str, int] = {}
+    start = bottom - 1
+    while start < top:
+        end = start + SEAL_RANGE
+        params = [start, end] + ([list(streams)] if streams is not None else [])
+        scanned = 0
+        for stream, count, bad in prepared.fetch_all(sql, params):
+            scanned += count
+            if bad is not None and (stream not in failures or bad < failures[stream]):
+                failures[stream] = bad
+        if progress is not None:
+            progress(scanned)
+        start = end
+    return failures
+
+
+def _link_failures(streams) -> dict[str, tuple]:
+    """{stream: (id, seq, position, expected_seq, linked)} of its first broken link."""
+    where = "WHERE stream = ANY(%s)" if streams is not None else ""
+    params = [GENESIS] + ([list(streams)] if streams is not None else [])
+    return {row[0]: row[1:] for row in prepared.fetch_all(_LINKS.format(where=where), params)}
 
 
 def verify(progress=None, streams=None) -> Verification:
-    """Walk every stream (or only those named in `streams`) in order; report the first event
-    whose link or hash does not hold. The console passes the streams a tenant's auditor
-    reads, so a check never walks, counts or names another tenant's events.
+    """Check every stream (or only those named in `streams`) and report the first event,
+    streams taken in name order and events in seq order, whose link or seal does not hold,
+    with the count of events verified before it. The console passes the streams a tenant's
+    auditor reads, so a check never walks, counts or names another tenant's events.
 
-    PostgreSQL hashes each stream where it is stored and returns only suspects.
+    PostgreSQL hashes the events where they are stored; only suspects cross the wire.
     """
     sizes = LedgerEvent.objects.order_by("stream").values_list("stream").annotate(n=Count("id"))
     if streams is not None:
-        sizes = sizes.filter(stream__in=list(streams))
+        streams = sorted(set(streams))
+        sizes = sizes.filter(stream__in=streams)
+    seals = _seal_failures(streams, progress)
+    links = _link_failures(streams)
     count = 0
     for stream, size in sizes:
-        for pk, seq, position, expected_seq, linked, sealed in prepared.fetch_all(
-            _SUSPECTS, [GENESIS, stream]
-        ):
-            problem = ""
-            event = LedgerEvent.objects.get(pk=pk)
+        link, seal = links.get(stream), seals.get(stream)
+        if link is None and seal is None:
+            count += size
+            continue
+        if link is not None and (seal is None or link[1] <= seal):
+            pk, seq, position, expected_seq, linked = link
             if seq != expected_seq:
                 problem = f"expected seq {expected_seq}, found {seq}"
-            elif not linked:
+            else:
                 problem = "prev_hash does not match the previous event's hash"
-            elif not sealed:
-                problem = "hash does not match the event's contents"
-            if problem:
-                return Verification(ok=False, count=count + position, broken=event, problem=problem)
-        count += size
-        if progress is not None:
-            progress(size)
+            event = LedgerEvent.objects.get(pk=pk)
+        else:
+            # Every event before it links, so their seqs run 1 .. seal - 1.
+            event = LedgerEvent.objects.get(stream=stream, seq=seal)
+            position, problem = seal - 1, "hash does not match the event's contents"
+        return Verification(ok=False, count=count + position, broken=event, problem=problem)
     return Verification(ok=True, count=count)
 
 

@@ -32,6 +32,8 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # Append-only: written once, read by the console; never changed or removed by anyone.
     "memory_core_ledgerevent": APPEND_ONLY,
     "memory_core_accesslog": APPEND_ONLY,
+    # That a signed ledger checkpoint was taken (the evidence itself is kept elsewhere).
+    "memory_core_ledgercheckpoint": APPEND_ONLY,
     # Curation pins and retires (UPDATE; the triggers keep the fact itself read-only); the
     # forget service deletes, under pgtrigger.ignore, in that one place.
     "memory_core_memory": (SELECT, INSERT, UPDATE, DELETE),

@@ -2,9 +2,10 @@
 
 About the append-only tables: `transactional_db` and `live_server` tests end with Django's
 flush, which TRUNCATEs every table, and the database refuses TRUNCATE of the ledger, the
-access log and memories. Rather than weaken that protection for tests, the flush command
-runs inside `pgtrigger.ignore(...)` naming exactly those three triggers: the same sanctioned
-escape hatch the forget service uses, scoped to the test harness. The flush also removes
+access log, memories and the ledger-checkpoint records. Rather than weaken that protection
+for tests, the flush command runs inside `pgtrigger.ignore(...)` naming exactly those
+triggers: the same sanctioned escape hatch the forget service uses, scoped to the test
+harness. The flush also removes
 the `global` scope the first migration created, so it is put back afterwards.
 
 About database roles: the test database is built (and flushed) as the owner of the tables,
@@ -28,6 +29,7 @@ TRUNCATE_TRIGGERS = (
     "memory_core.LedgerEvent:ledger_no_truncate",
     "memory_core.AccessLog:access_no_truncate",
     "memory_core.Memory:memory_no_truncate",
+    "memory_core.LedgerCheckpoint:checkpoint_no_truncate",
 )
 
 _original_flush = flush.Command.handle

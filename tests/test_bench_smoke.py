@@ -42,6 +42,7 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         "machine",
         "ops",
         "verify_ledger",
+        "verify_checkpoint",
         "throughput",
         "embed_ms",
         "reembed",
@@ -71,3 +72,6 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     assert set(verify) == {"events", "events_per_s"}
     assert verify["events"] > 400  # the seeded memories' events, and the bench's own
     assert verify["events_per_s"] > 0
+    against = report["verify_checkpoint"]
+    assert set(against) == {"events", "events_per_s"}
+    assert against["events"] >= verify["events"] and against["events_per_s"] > 0

@@ -275,3 +275,23 @@ def test_the_refusal_count_reads_an_index_within_its_window(client, users, traff
     print(f"EXPLAIN refusal count (auditor, last 24 h):\n{plan}")
     assert "access_refused" in plan  # access_refused_recent_idx or access_refused_idx
     assert "Seq Scan" not in plan
+
+
+# --- the memories a row names (issue 17) -----------------------------------------------------
+
+
+def test_each_row_names_its_memory_ids_linking_only_to_readable_memories(client, users, org):
+    mine = writes.publish(org.acme, "policy", "a secret acme policy", principal=users.p_owner)
+    theirs = writes.publish(org.globex, "plan", "a globex plan", principal=users.p_outsider)
+    # One row naming both (as a superuser's bulk read would): the auditor may open only one.
+    audit.record(
+        users.p_su, "memory.read", 200, scope="tenant:acme", memory_ids=[mine.uid, theirs.uid]
+    )
+    response = login(client, users.auditor).get("/access/?action=memory.read")
+    assert response.status_code == 200
+    text = response.text
+    assert f'href="/memories/{mine.uid}/"' in text
+    assert theirs.uid in text and f'href="/memories/{theirs.uid}/"' not in text
+    # Ids only: never a key or a fact.
+    for secret in ("policy", "a secret acme policy", "plan", "a globex plan"):
+        assert secret not in text.split('id="access-rows"')[1]

@@ -353,7 +353,7 @@ def main(argv=None) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from memory_console.bench import peer, report, seed
+    from memory_console.bench import checkpoint, peer, report, seed
     from memory_console.bench.database import seed_state
     from memory_console.bench.sizes import SIZES
     from memory_console.loadgen.server import AppServer
@@ -413,6 +413,8 @@ def main(argv=None) -> int:
         ops["embed"] = embedding["embed"]
     _say("Verifying the ledger ...")
     verify = verify_timing()
+    _say("Verifying the ledger against a signed checkpoint ...")
+    verify_checkpoint = checkpoint.verify_checkpoint_timing()
     _say("Gardening pass ...")
     from memory_console.bench import garden
 
@@ -423,6 +425,7 @@ def main(argv=None) -> int:
         "machine": machine,
         "ops": ops,
         "verify_ledger": verify,
+        "verify_checkpoint": verify_checkpoint,
         "throughput": throughput,
         "garden": gardened,
     }

@@ -125,6 +125,11 @@ ACCESS_ACTIONS = [
     "api_key.revoke",
     "grant",
     "grant.revoke",
+    # Evidence (README, "Evidence"): exports and signed checkpoints.
+    "export.ledger",
+    "export.access",
+    "export.attribution",
+    "ledger.checkpoint",
 ]
 # The statuses that mean "refused" (CONSOLE.md): highlighted, countable, filterable.
 REFUSED_FROM = 400

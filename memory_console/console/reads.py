@@ -52,7 +52,37 @@ def group_by_run(messages, thread: Thread, *, highlight: str | None = None, lear
     ]
 
 
+def _checkpoint_message(summary: dict) -> str:
+    checkpoint = summary["checkpoint"]
+    against = (
+        f"checkpoint of {checkpoint['taken_at']}, {checkpoint['key_source']} key "
+        f"{checkpoint['key_id'][:16]}…"
+    )
+    if summary["ok"]:
+        skipped = checkpoint["skipped"]
+        others = f"; {skipped} stream(s) outside your grants not checked" if skipped else ""
+        return (
+            f"ok: {summary['count']} events; {checkpoint['heads']} checkpointed head(s) "
+            f"hold ({against}){others}"
+        )
+    broken = summary["broken"]
+    if broken is not None and not broken["readable"]:
+        where = f"stream {broken['stream']}, seq {broken['seq']} (an event outside your grants)"
+    elif broken is not None:
+        where = (
+            f"event {broken['id']} (stream {broken['stream']}, seq {broken['seq']}, "
+            f"kind {broken['kind']})"
+        )
+    elif checkpoint["stream"] is not None:
+        where = f"stream {checkpoint['stream']}, seq {checkpoint['seq']}"
+    else:
+        return f"broken: {summary['problem']} ({against})"
+    return f"broken: {where}: {summary['problem']} ({against})"
+
+
 def verification_message(summary: dict) -> str:
+    if summary.get("checkpoint"):
+        return _checkpoint_message(summary)
     if summary["ok"]:
         return f"ok: {summary['count']} events"
     broken, count = summary["broken"], summary["count"]

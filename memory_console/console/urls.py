@@ -12,6 +12,7 @@ from memory_console.console.views import (
     attribution,
     conflicts,
     dashboard,
+    exports,
     finder,
     garden,
     keys,
@@ -89,6 +90,38 @@ urlpatterns = [
     path("ledger/verify/", ledger.ledger_verify, name="ledger-verify"),
     path("access/", access_log.access_list, name="access"),
     path("attribution/", attribution.attribution, name="attribution"),
+    # Exports with proofs (views/exports.py); each manifest at the export's address + /manifest.
+    *[
+        p
+        for fmt in ("csv", "jsonl")
+        for p in (
+            path(
+                f"exports/ledger.{fmt}",
+                exports.ledger_export,
+                {"fmt": fmt},
+                name=f"export-ledger-{fmt}",
+            ),
+            path(
+                f"exports/ledger.{fmt}/manifest",
+                exports.ledger_manifest,
+                {"fmt": fmt},
+                name=f"export-ledger-{fmt}-manifest",
+            ),
+            path(
+                f"exports/access.{fmt}",
+                exports.access_export,
+                {"fmt": fmt},
+                name=f"export-access-{fmt}",
+            ),
+            path(
+                f"exports/access.{fmt}/manifest",
+                exports.access_manifest,
+                {"fmt": fmt},
+                name=f"export-access-{fmt}-manifest",
+            ),
+        )
+    ],
+    path("exports/attribution.jsonl", exports.attribution_export, name="export-attribution"),
     path("runs/", runs.run_list, name="runs"),
     # Host run and thread ids may contain "/", and so may actor refs: <path:> takes the
     # rest whole (nothing is routed below a run or a thread). Links are built by

@@ -1,6 +1,7 @@
 """The data of DESIGN.md §3, one module per idea."""
 
 from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
+from memory_core.models.checkpoints import LedgerCheckpoint
 from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.embeddings import Embedding
 from memory_core.models.garden import (
@@ -26,6 +27,7 @@ __all__ = [
     "DigestLine",
     "Embedding",
     "EvidenceRole",
+    "LedgerCheckpoint",
     "LedgerEvent",
     "LoginAttempt",
     "Membership",

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import access_rows_for_reader, console_view
+from memory_console.console.audit_rows import filtered_rows, mark_memory_links, who_filters
 from memory_console.console.cursors import cursor_id, newest_first
 from memory_console.console.forms import ACCESS_ACTIONS, REFUSED_FROM, AccessFilter
 from memory_console.console.rendering import render_page
@@ -27,33 +28,6 @@ WINDOW_WORDS = {
     "30d": "in the last 30 days",
 }
 TOP_PROBERS = 5
-
-
-def _who(rows, values: dict):
-    """The filters on who, for whom and what (not on outcome or time)."""
-    if values["principal"]:
-        rows = rows.filter(principal=values["principal"])
-    if values["actor"]:
-        rows = rows.filter(actor_ref=values["actor"])
-    if values["action"]:
-        rows = rows.filter(action=values["action"])
-    return rows
-
-
-def filtered_rows(request, form: AccessFilter, now=None):
-    """The readable rows matching every filter (unordered: callers page by id)."""
-    values = form.values()
-    rows = _who(access_rows_for_reader(request.user), values)
-    if values["outcome"]:
-        rows = rows.filter(outcome=int(values["outcome"]))
-    if values["refused"]:
-        rows = rows.filter(outcome__gte=REFUSED_FROM)
-    since, until = form.bounds(now or timezone.now())
-    if since is not None:
-        rows = rows.filter(created_at__gte=since)
-    if until is not None:
-        rows = rows.filter(created_at__lt=until)
-    return rows
 
 
 def refusal_window(form: AccessFilter, now) -> tuple:
@@ -75,7 +49,7 @@ def refusals_in_window(request, form: AccessFilter, now=None):
     Bounded by the window's start, so it never counts the whole log."""
     now = now or timezone.now()
     since, until, words = refusal_window(form, now)
-    rows = _who(access_rows_for_reader(request.user), form.values()).filter(
+    rows = who_filters(access_rows_for_reader(request.user), form.values()).filter(
         outcome__gte=REFUSED_FROM, created_at__gte=since
     )
     if until is not None:
@@ -93,6 +67,7 @@ def access_list(request):
         before=cursor_id(request.GET.get("before")),
         after=cursor_id(request.GET.get("after")),
     )
+    mark_memory_links(request.user, page.rows)
     refused, window_words = refusals_in_window(request, form, now)
     probers = list(
         refused.values("principal")

@@ -18,10 +18,10 @@ from django.views.decorators.http import require_GET
 
 from memory_console.console.access import (
     console_view,
-    digest_lines_for_reader,
     origin_threads_for_reader,
     readable_scope_roles,
 )
+from memory_console.console.audit_rows import attribution_lines
 from memory_console.console.reads import RunGroup, group_by_run
 from memory_console.console.rendering import render_page
 from memory_core import audit
@@ -117,19 +117,6 @@ def traces_for(user, lines: list[DigestLine]) -> list[Trace]:
     return traces
 
 
-def _matching_lines(user, pasted: str, run_id: str, actor_ref: str) -> list[DigestLine]:
-    # The runs' blocks and entries are not shown here: leave them in the database.
-    lines = digest_lines_for_reader(user).defer("digest__block", "digest__entries")
-    if pasted:
-        # `text IN (forms)`: equality, served by the index on DigestLine.text; never a LIKE.
-        lines = lines.filter(text__in=line_forms(pasted))
-    if run_id:
-        lines = lines.filter(digest__run_id=run_id)
-    if actor_ref:
-        lines = lines.filter(digest__actor__ref=actor_ref)
-    return list(lines.order_by("-digest__created_at", "-digest_id", "n")[: MAX_LINES + 1])
-
-
 def _shown_ids(traces: list[Trace]) -> list[str]:
     """Every memory version the page names: the lines' own and their chains'."""
     ids = dict.fromkeys(t.uid for t in traces)
@@ -147,7 +134,7 @@ def attribution(request):
     if not line_forms(pasted):
         pasted = ""
     searched = bool(pasted or run_id)
-    lines = _matching_lines(user, pasted, run_id, actor_ref) if searched else []
+    lines = attribution_lines(user, pasted, run_id, actor_ref, MAX_LINES + 1) if searched else []
     truncated = len(lines) > MAX_LINES
     lines = lines[:MAX_LINES]
     traces = traces_for(user, lines)

@@ -26,6 +26,7 @@ from memory_console.console.charts import Series, last_days, stacked_daily_bars
 from memory_console.console.garden_reads import dashboard_summary
 from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
+from memory_core import checkpoints
 from memory_core.models import Author, Memory
 
 WINDOW_DAYS = 30
@@ -135,6 +136,7 @@ def dashboard(request):
         "live_agent": sum(c["agent"] for c in scopes),
         "recent_events": list(events.order_by("-id")[:RECENT_EVENTS]),
         "verification": last_verification(request),
+        "last_checkpoint": checkpoints.last_taken(),
         "estimates": _estimates() if reach.everything else None,
         "garden": dashboard_summary(user),
     }

@@ -13,33 +13,20 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
-from memory_console.console.access import audit_reach, console_view, ledger_events_for_reader
+from memory_console.console.access import audit_reach, console_view
+from memory_console.console.audit_rows import filtered_events
+from memory_console.console.checkpoint_check import checkpoint_summary, configured_key_id
 from memory_console.console.cursors import cursor_id, newer_than, newest_first
 from memory_console.console.forms import LEDGER_KINDS, LedgerFilter
 from memory_console.console.methods import post_only
 from memory_console.console.reads import VERIFICATION_KEY, last_verification, shown_verification
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import ledger
+from memory_core import checkpoints, ledger
 from memory_core.errors import Invalid
 
 # How often an open ledger page asks for new events (static/js/live-poll.js pauses it
 # while the tab is hidden or the person pressed "Pause").
 POLL_SECONDS = 5
-
-
-def filtered_events(request, form: LedgerFilter):
-    """The readable events matching the filters (unordered: callers page by id)."""
-    events = ledger_events_for_reader(request.user)
-    values = form.values()
-    for name in ("kind", "scope", "principal"):
-        if values[name]:
-            events = events.filter(**{name: values[name]})
-    since, until = form.bounds(timezone.now())
-    if since is not None:
-        events = events.filter(created_at__gte=since)
-    if until is not None:
-        events = events.filter(created_at__lt=until)
-    return events
 
 
 @console_view
@@ -59,6 +46,8 @@ def ledger_list(request):
         "poll_seconds": POLL_SECONDS,
         "kinds": LEDGER_KINDS,
         "verification": last_verification(request),
+        "checkpoint_key_id": configured_key_id(),
+        "last_checkpoint": checkpoints.last_taken(),
     }
     return render_page(
         request, "console/ledger.html", context, fragment="console/_ledger_rows.html"
@@ -83,8 +72,28 @@ def ledger_new(request):
 @post_only("console:ledger")
 @console_view
 def ledger_verify(request):
-    """Walk the hash chains the user reads (every chain for a superuser)."""
+    """Walk the hash chains the user reads (every chain for a superuser); with an uploaded
+    checkpoint, also check its signature and heads (console/checkpoint_check.py)."""
     reach = audit_reach(request.user)
+    if "checkpoint" in request.FILES:
+        summary = checkpoint_summary(request, reach)
+    else:
+        summary = _chain_summary(reach)
+    request.session[VERIFICATION_KEY] = summary
+    verification = shown_verification(summary)
+    if wants_fragment(request):
+        return render(request, "console/_ledger_verify.html", {"verification": verification})
+    if summary["ok"]:
+        messages.success(request, verification["message"])
+    else:
+        messages.error(request, verification["message"])
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        target = "console:ledger"
+    return redirect(target)
+
+
+def _chain_summary(reach) -> dict:
     streams = None if reach.everything else sorted(reach.streams)
     result = ledger.verify(streams=streams)
     summary = {
@@ -106,15 +115,4 @@ def ledger_verify(request):
             # its tenant's stream only in part): such an event is located, never shown.
             "readable": reach.reads_scope(event.scope),
         }
-    request.session[VERIFICATION_KEY] = summary
-    verification = shown_verification(summary)
-    if wants_fragment(request):
-        return render(request, "console/_ledger_verify.html", {"verification": verification})
-    if result.ok:
-        messages.success(request, verification["message"])
-    else:
-        messages.error(request, verification["message"])
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
-        target = "console:ledger"
-    return redirect(target)
+    return summary
