@@ -10,6 +10,7 @@ from django.views.generic.base import RedirectView
 
 from memory_console.api import api, unknown_path
 from memory_console.mcp import views as mcp
+from memory_console.metrics import metrics_view
 
 urlpatterns = [
     # The API's root names no operation (Ninja's own root view is there for reverse()).
@@ -23,6 +24,8 @@ urlpatterns = [
     re_path(r"^mcp/", mcp.unknown_path),
     # Browsers ask for /favicon.ico whatever the page links: sent to the static icon.
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
+    # Prometheus text for operators (memory_console/metrics.py): a token or loopback only.
+    path("metrics", metrics_view, name="metrics"),
     # The console (CONSOLE.md, "Addresses").
     path("", include("memory_console.console.urls")),
 ]

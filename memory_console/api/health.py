@@ -1,7 +1,12 @@
-"""Liveness with a database round trip, for load balancers and `serve`'s start-up check."""
+"""Health: /health (a database round trip, for load balancers and `serve`'s start-up
+check; its contract is fixed by API.md), /health/live (the process answers) and
+/health/ready (the database answers and every migration is applied)."""
+
+from typing import Literal
 
 from django.db import DatabaseError, connection
-from ninja import Router, Status
+from django.db.migrations.executor import MigrationExecutor
+from ninja import Router, Schema, Status
 
 from memory_console.api.schemas import HealthOut
 
@@ -22,3 +27,64 @@ def health(request):
     except DatabaseError:
         return Status(503, {"status": "degraded", "database": "unreachable"})
     return {"status": "ok", "database": "ok"}
+
+
+# --- liveness and readiness (issue 18) ---------------------------------------------------------
+
+
+class LiveOut(Schema):
+    status: Literal["ok"]
+
+
+class ReadyOut(Schema):
+    status: Literal["ready", "not ready"]
+    database: Literal["ok", "unreachable"]
+    migrations: Literal["applied", "pending", "unknown"]
+
+
+@router.get(
+    "/live",
+    auth=None,
+    response={200: LiveOut},
+    url_name="health-live",
+    summary="Is the process up? (no database round trip: restart it only if this fails)",
+)
+def live(request):
+    return {"status": "ok"}
+
+
+_applied = False  # once every migration is applied, it stays so for this process's code
+
+
+def migrations_applied() -> bool:
+    """Every migration this code knows of is recorded as applied in the database."""
+    global _applied
+    if not _applied:
+        executor = MigrationExecutor(connection)
+        targets = executor.loader.graph.leaf_nodes()
+        _applied = not executor.migration_plan(targets)
+    return _applied
+
+
+@router.get(
+    "/ready",
+    auth=None,
+    response={200: ReadyOut, 503: ReadyOut},
+    url_name="health-ready",
+    summary="Should traffic come here? The database answers and its migrations are applied",
+)
+def ready(request):
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except DatabaseError:
+        body = {"status": "not ready", "database": "unreachable", "migrations": "unknown"}
+        return Status(503, body)
+    try:
+        applied = migrations_applied()
+    except DatabaseError:
+        body = {"status": "not ready", "database": "unreachable", "migrations": "unknown"}
+        return Status(503, body)
+    if not applied:
+        return Status(503, {"status": "not ready", "database": "ok", "migrations": "pending"})
+    return {"status": "ready", "database": "ok", "migrations": "applied"}
