@@ -24,6 +24,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import time
 
 from django.conf import settings
 from django.db import connections
@@ -93,19 +94,35 @@ def route_name(request) -> str:
     return match.view_name or match.url_name or getattr(match.func, "__name__", "view")
 
 
+# Labelled children, looked up once per label set: labels() costs more than the increment.
+_request_children: dict[tuple, tuple] = {}
+_turn_children = {name: TURN_MEMORIES.labels(name) for name in TURN_STATS}
+# The pool's figures are read at most this often per process (reading them takes its lock).
+POOL_EVERY_SECONDS = 1.0
+_pool_read_at = 0.0
+
+
 def observe_request(request, status: int, seconds: float) -> None:
-    route = route_name(request)
-    REQUESTS.labels(route, request.method, f"{status // 100}xx").inc()
-    LATENCY.labels(route).observe(seconds)
-    _observe_pool()
+    global _pool_read_at
+    labels = (route_name(request), request.method, f"{status // 100}xx")
+    children = _request_children.get(labels)
+    if children is None:
+        children = (REQUESTS.labels(*labels), LATENCY.labels(labels[0]))
+        _request_children[labels] = children
+    children[0].inc()
+    children[1].observe(seconds)
+    now = time.monotonic()
+    if now - _pool_read_at >= POOL_EVERY_SECONDS:
+        _pool_read_at = now
+        _observe_pool()
 
 
 def observe_turn(stats: dict) -> None:
     TURNS.inc()
-    for name in TURN_STATS:
-        value = stats.get(name) or 0
+    for name, child in _turn_children.items():
+        value = stats.get(name)
         if value:
-            TURN_MEMORIES.labels(name).inc(value)
+            child.inc(value)
 
 
 def _observe_pool() -> None:
