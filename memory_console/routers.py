@@ -206,8 +206,9 @@ class ReplicaRoutingMiddleware:
 
     def _remember_write(self, request) -> None:
         session = getattr(request, "session", None)
-        if session is None:
-            return
+        user = getattr(request, "user", None)
+        if session is None or user is None or not user.is_authenticated:
+            return  # nobody to read their write (and no session made for a failed login)
         try:
             lsn = primary_lsn()
         except DatabaseError:

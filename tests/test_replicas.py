@@ -172,6 +172,14 @@ def test_read_your_writes_over_many_writes(routed, org, people):
     print(f"replica alone missed {missed_by_replica} of {rounds} reads right after a write")
 
 
+def test_a_failed_login_records_no_position_and_makes_no_session(routed):
+    from django.contrib.sessions.models import Session
+
+    refused = Client().post("/login/", {"username": "nobody", "password": "wrong"})
+    assert refused.status_code == 200
+    assert not Session.objects.exists()
+
+
 def test_an_agents_remember_is_read_back_from_the_primary(routed, org, client):
     stale_from_here_on(routed)
     created = client.post(
