@@ -246,3 +246,33 @@ def test_not_ready_while_a_migration_is_pending(client, monkeypatch):
         response = client.get("/api/v1/health/ready")
     assert response.status_code == 503
     assert response.json() == {"status": "not ready", "database": "ok", "migrations": "pending"}
+
+
+# --- serve's metric files ----------------------------------------------------------------------
+
+
+def test_serve_points_the_workers_at_a_metrics_directory_of_its_own(
+    tmp_path, monkeypatch, settings
+):
+    from memory_core.management.commands.serve import prepare_metrics_dir
+
+    # Set, then removed: monkeypatch then removes what prepare_metrics_dir sets, afterwards.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "placeholder")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+    settings.METRICS_DIR = tmp_path / "metrics"
+    prepare_metrics_dir(8011)
+    import os
+
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(tmp_path / "metrics" / "8011")
+    assert (tmp_path / "metrics" / "8011").is_dir()
+
+
+def test_serve_empties_only_metric_files_of_an_earlier_run(tmp_path, monkeypatch):
+    from memory_core.management.commands.serve import prepare_metrics_dir
+
+    (tmp_path / "counter_123.db").write_bytes(b"x")
+    (tmp_path / "notes.txt").write_text("kept")
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    prepare_metrics_dir(8000)
+    assert not (tmp_path / "counter_123.db").exists()
+    assert (tmp_path / "notes.txt").read_text() == "kept"

@@ -13,7 +13,6 @@ DATABASE_URL), which owns nothing (memory_core/privileges.py).
 
 import gc
 import os
-import shutil
 from pathlib import Path
 
 from django.core.management import call_command
@@ -112,9 +111,10 @@ def _worker_exited(server, worker) -> None:
 
 
 def prepare_metrics_dir(port: int) -> None:
-    """Point prometheus_client's multiprocess mode at an empty directory of this server's
-    own (settings.METRICS_DIR/<port>: two servers on one machine keep apart), before
-    anything imports the client library: it picks its storage at import."""
+    """Point prometheus_client's multiprocess mode at a directory of this server's own
+    (settings.METRICS_DIR/<port>: two servers on one machine keep apart), emptied of an
+    earlier run's metric files, before anything imports the client library: it picks its
+    storage at import."""
     from django.conf import settings
 
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -122,8 +122,9 @@ def prepare_metrics_dir(port: int) -> None:
     else:
         path = Path(settings.METRICS_DIR) / str(port)
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
-    shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):  # the previous run's samples (and nothing else)
+        stale.unlink(missing_ok=True)
 
 
 def close_database_pools() -> None:
