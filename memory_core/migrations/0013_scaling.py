@@ -20,7 +20,6 @@ CACHE_TABLE = """
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("memory_core", "0012_finder_indexes"),
     ]
