@@ -38,8 +38,8 @@ LSN_KEY = "_write_lsn"
 # How long a replica's replay position and lag, once read, are trusted by this process.
 STATUS_SECONDS = 1.0
 SAFE_METHODS = ("GET", "HEAD")
-# Paths that are not the console: the agent API, MCP, metrics, static files.
-NOT_CONSOLE = ("/api/", "/mcp", "/metrics", "/static/")
+# Paths that are not the console: the agent API, MCP, metrics, probes, static files.
+NOT_CONSOLE = ("/api/", "/mcp", "/metrics", "/health/", "/static/")
 # Tables the console reads on a replica: the core's, but login throttling (written by the
 # attempt being checked). Django's own tables (sessions, users, the cache) stay on the primary.
 PRIMARY_ONLY_MODELS = {"loginattempt"}

@@ -284,7 +284,7 @@ CSRF_COOKIE_SECURE = SECURE_COOKIES
 # name has sibling subdomains that do not all serve HTTPS (`check --deploy` then warns).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 # A load balancer's plain-HTTP health probe gets its answer, not a redirect.
-SECURE_REDIRECT_EXEMPT = [r"^api/v1/health(/live|/ready)?$"]
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health(/live|/ready)?$", r"^health/(live|ready)$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)

@@ -244,8 +244,22 @@ def test_not_ready_while_a_migration_is_pending(client, monkeypatch):
             app="memory_core", name="0013_scaling"
         ).delete()
         response = client.get("/api/v1/health/ready")
-    assert response.status_code == 503
-    assert response.json() == {"status": "not ready", "database": "ok", "migrations": "pending"}
+        at_root = client.get("/health/ready")
+    pending = {"status": "not ready", "database": "ok", "migrations": "pending"}
+    assert response.status_code == 503 and response.json() == pending
+    assert at_root.status_code == 503 and at_root.json() == pending
+
+
+@pytest.mark.django_db
+def test_the_probes_answer_at_the_root_too(client):
+    live = client.get("/health/live")
+    assert live.status_code == 200 and live.json() == {"status": "ok"}
+    assert live["Cache-Control"] == "no-store"
+    ready = client.get("/health/ready")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready", "database": "ok", "migrations": "applied"}
+    assert client.post("/health/ready").status_code == 405
+    assert client.post("/api/v1/health/live").status_code == 405
 
 
 # --- serve's metric files ----------------------------------------------------------------------

@@ -6,6 +6,8 @@ from typing import Literal
 
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
+from django.http import JsonResponse
+from django.views.decorators.http import require_GET
 from ninja import Router, Schema, Status
 
 from memory_console.api.schemas import HealthOut
@@ -66,6 +68,20 @@ def migrations_applied() -> bool:
     return _applied
 
 
+def readiness() -> tuple[int, dict]:
+    """(status, body) of the readiness probe."""
+    unreachable = {"status": "not ready", "database": "unreachable", "migrations": "unknown"}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        applied = migrations_applied()
+    except DatabaseError:
+        return 503, unreachable
+    if not applied:
+        return 503, {"status": "not ready", "database": "ok", "migrations": "pending"}
+    return 200, {"status": "ready", "database": "ok", "migrations": "applied"}
+
+
 @router.get(
     "/ready",
     auth=None,
@@ -74,17 +90,25 @@ def migrations_applied() -> bool:
     summary="Should traffic come here? The database answers and its migrations are applied",
 )
 def ready(request):
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except DatabaseError:
-        body = {"status": "not ready", "database": "unreachable", "migrations": "unknown"}
-        return Status(503, body)
-    try:
-        applied = migrations_applied()
-    except DatabaseError:
-        body = {"status": "not ready", "database": "unreachable", "migrations": "unknown"}
-        return Status(503, body)
-    if not applied:
-        return Status(503, {"status": "not ready", "database": "ok", "migrations": "pending"})
-    return {"status": "ready", "database": "ok", "migrations": "applied"}
+    status, body = readiness()
+    return Status(status, body)
+
+
+# The same two probes at the site's root (/health/live, /health/ready), where an
+# orchestrator's probe configuration usually points; no authentication, JSON, never cached.
+
+
+@require_GET
+def root_live(request):
+    return _probe(200, {"status": "ok"})
+
+
+@require_GET
+def root_ready(request):
+    return _probe(*readiness())
+
+
+def _probe(status: int, body: dict) -> JsonResponse:
+    response = JsonResponse(body, status=status)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -236,8 +236,11 @@ def test_readiness_while_the_database_is_down(healthy, private_pg):
             "database": "unreachable",
             "migrations": "unknown",
         }
-        live = get(healthy.port, "/api/v1/health/live", timeout=30)
-        assert live.status == 200 and live.json() == {"status": "ok"}
+        at_root = get(healthy.port, "/health/ready", timeout=30)
+        assert at_root.status == 503 and at_root.json() == ready.json()
+        for path in ("/api/v1/health/live", "/health/live"):
+            live = get(healthy.port, path, timeout=30)
+            assert live.status == 200 and live.json() == {"status": "ok"}, path
         health = get(healthy.port, "/api/v1/health", timeout=30)
         assert health.status == 503
         assert health.json() == {"status": "degraded", "database": "unreachable"}
