@@ -231,9 +231,3 @@ def metrics_view(request):
     response = HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)
     response["Cache-Control"] = "no-store"
     return response
-
-
-def worker_exited(server, worker) -> None:
-    """gunicorn's child_exit hook: a dead worker's live gauges stop counting."""
-    if os.environ.get(MULTIPROC_ENV):
-        multiprocess.mark_process_dead(worker.pid)

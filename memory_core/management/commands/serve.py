@@ -105,9 +105,11 @@ def gunicorn_options(host: str, port: int, workers: int) -> dict:
 
 
 def _worker_exited(server, worker) -> None:
-    from memory_console.metrics import worker_exited
+    """gunicorn's child_exit hook: a dead worker's live gauges stop counting."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
 
-    worker_exited(server, worker)
+        multiprocess.mark_process_dead(worker.pid)
 
 
 def prepare_metrics_dir(port: int) -> None:
