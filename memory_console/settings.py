@@ -99,6 +99,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Before everything: the request id every log line and the access-log row carry, and the
+    # request's timing for /metrics (memory_console/request_ids.py).
+    "memory_console.request_ids.RequestIdMiddleware",
     # Outermost: under /api/, whatever error any layer below answers or raises is JSON.
     "memory_console.middleware.ApiErrorsAsJsonMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -110,6 +113,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Console reads to a replica, read-your-writes by the session's WAL position (routers.py).
+    "memory_console.routers.ReplicaRoutingMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -194,6 +199,61 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Scaling past one machine (issue 18; README "Scaling") -----------------------------------
+# Behind a pooler in transaction mode a server connection serves whichever client's
+# transaction comes next, so nothing may live in a session: no server-side prepared
+# statements (PgBouncer < 1.21 cannot track them; Debian's is 1.18) and no startup `options`
+# (PgBouncer refuses the parameter). DATABASE_POOLER=pgbouncer turns both off.
+DATABASE_POOLER = env_choice("DATABASE_POOLER", "none", ("none", "pgbouncer"))
+if DATABASE_POOLER == "pgbouncer":
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
+    DATABASES["default"]["OPTIONS"].pop("options", None)
+# Streaming replicas for the console's reads (memory_console/routers.py): one DATABASES
+# entry each, `replica1`, `replica2`, ..., as the server's role, with a small pool of its own.
+DATABASE_REPLICAS = []
+for _n, _url in enumerate(env_list("DATABASE_REPLICA_URLS", []), start=1):
+    _replica = parse_database_url(_url)
+    _replica_extra = _replica.pop("EXTRA_OPTIONS")
+    DATABASES[f"replica{_n}"] = {
+        **_replica,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": {
+            **_replica_extra,
+            "connect_timeout": 2,
+            "pool": {
+                "min_size": 0,
+                "max_size": env_int("DB_POOL_MAX", 10, minimum=1),
+                "timeout": 2,
+                "reconnect_timeout": 5,
+            },
+        },
+        # Under test a replica is the test database itself, unless a test starts a real one.
+        "TEST": {"MIRROR": "default"},
+    }
+    DATABASE_REPLICAS.append(f"replica{_n}")
+DATABASE_ROUTERS = ["memory_console.routers.ReplicaRouter"]
+# A replica further behind than this (seconds of replay) is skipped; so is one that is down,
+# for REPLICA_RETRY_SECONDS before it is tried again.
+REPLICA_MAX_LAG_SECONDS = env_float("REPLICA_MAX_LAG_SECONDS", 5.0, minimum=0, maximum=3600)
+REPLICA_RETRY_SECONDS = env_float("REPLICA_RETRY_SECONDS", 5.0, minimum=0.1, maximum=600)
+# Nothing a request needs lives in one process: sessions and login attempts are tables
+# already; Django's cache is one too (migration 0013), so any server sees what another put.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "memory_console_cache",
+    }
+}
+# GET /metrics (memory_console/metrics.py): Prometheus text, for a bearer METRICS_TOKEN; or,
+# with no token, only for clients at a loopback address (a scraper on the same machine).
+METRICS_TOKEN = env_str("METRICS_TOKEN", "") or ""
+# Where gunicorn's workers keep their metric files (`serve` empties it at start).
+METRICS_DIR = Path(env_str("METRICS_DIR", "") or VAR_DIR / "metrics")
+# JSON log lines (one object per line, with the request id) or Django's plain text.
+LOG_FORMAT = env_choice("LOG_FORMAT", "json", ("json", "text"))
+# --- end of scaling ---------------------------------------------------------------------------
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -231,7 +291,7 @@ CSRF_COOKIE_SECURE = SECURE_COOKIES
 # name has sibling subdomains that do not all serve HTTPS (`check --deploy` then warns).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 # A load balancer's plain-HTTP health probe gets its answer, not a redirect.
-SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health(/live|/ready)?$", r"^health/(live|ready)$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
@@ -286,6 +346,18 @@ BACKUP_DIR = env_str("BACKUP_DIR", str(BASE_DIR / "var" / "backups"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # One JSON object per line with the request id (memory_console/request_ids.py), or text.
+    "formatters": {
+        "json": {"()": "memory_console.request_ids.JsonFormatter"},
+        "text": {"format": "%(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "filters": {"request_id": {"()": "memory_console.request_ids.RequestIdFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }

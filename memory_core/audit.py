@@ -1,5 +1,6 @@
 """The access log: every read, write and refused attempt, with ids and counts only."""
 
+import contextvars
 from contextlib import contextmanager
 
 from django.utils import timezone
@@ -8,12 +9,16 @@ from psycopg.types.json import Jsonb
 from memory_core import prepared
 from memory_core.errors import DomainError
 
+# The id of the request being served (memory_console/request_ids.py sets it; None in a
+# management command): every access-log row written meanwhile carries it.
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+
 # Every API call writes one row; a prepared statement, as the turn's own reads.
 INSERT_ACCESS = """
     INSERT INTO memory_core_accesslog
         (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
-         count, detail)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %b::varchar[], %s, %s)
+         count, detail, request_id)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %b::varchar[], %s, %s, %s)
 """
 
 
@@ -42,6 +47,7 @@ def record(
             list(memory_ids),
             count,
             Jsonb(detail or {}),
+            REQUEST_ID.get(),
         ],
     )
 

@@ -27,7 +27,13 @@ class _PreparedBinaryCursor(ServerBindingCursor):
     prepare) and has PostgreSQL plan them once, generically."""
 
     def execute(self, query, params=None, **kwargs):
-        return super().execute(query, params, prepare=True, binary=True)
+        return super().execute(query, params, prepare=self._prepare, binary=True)
+
+    @property
+    def _prepare(self) -> bool:
+        # Behind a transaction pooler (settings.DATABASE_POOLER) prepare_threshold is None:
+        # a statement prepared on one server connection would not exist on the next.
+        return self.connection.prepare_threshold is not None
 
     def _send_query_prepared(self, name, pgq, *, binary=None):
         super()._send_query_prepared(name, pgq, binary=binary)

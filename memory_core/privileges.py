@@ -67,6 +67,8 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # Console users: created, logged in (last_login), passwords changed; never deleted.
     "auth_user": (SELECT, INSERT, UPDATE),
     "django_session": (SELECT, INSERT, UPDATE, DELETE),
+    # Django's cache (settings.CACHES, migration 0013): set, read, expired and culled.
+    "memory_console_cache": (SELECT, INSERT, UPDATE, DELETE),
     # Read-only schema state: `showmigrations` and runserver's unapplied-migrations warning
     # read it; only `migrate`, as the owner, writes it.
     "django_migrations": (SELECT,),

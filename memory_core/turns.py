@@ -55,9 +55,9 @@ STORE_TURN = """
     ), access AS (
         INSERT INTO memory_core_accesslog
             (created_at, channel, principal, actor_ref, action, outcome, scope, memory_ids,
-             count, detail)
+             count, detail, request_id)
         SELECT %(now)s, %(channel)s, %(principal)s, %(actor_ref)s, 'turn', 200, NULL,
-               %(memory_ids)b::varchar[], %(count)s, %(detail)s
+               %(memory_ids)b::varchar[], %(count)s, %(detail)s, %(request_id)s
         FROM digest
     )
     SELECT (SELECT count(*) FROM held), (SELECT id FROM digest)
@@ -189,6 +189,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "memory_ids": turn.memory_ids,
             "count": len(turn.entries),
             "detail": Jsonb(_read_detail(turn)),
+            "request_id": audit.REQUEST_ID.get(),
         },
     )
     if held != len(turn.pk_by_uid):

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from memory_console.bench import peer
+from memory_console.loadgen import pooler
 
 HTTP_OPS = {
     "turn",
@@ -37,7 +38,13 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
 
     report = json.loads(out.read_text())
     # "seed" only when this run seeded the database (a reused one was seeded before).
-    assert set(report) - {"seed"} == {
+    # "throughput_pooled" when Debian's pgbouncer is installed (memory_console/bench/pooled.py).
+    pooled = report.get("throughput_pooled")
+    if pooler.binary() is not None:
+        assert set(pooled) == {"unprepared", "pgbouncer"}
+        for figure in pooled.values():
+            assert figure["op"] == "turn" and figure["n"] == 6 and figure["rps"] > 0
+    assert set(report) - {"seed", "throughput_pooled"} == {
         "size",
         "machine",
         "ops",

@@ -2,6 +2,7 @@
 
 from ninja import Router
 
+from memory_console import metrics
 from memory_console.api.bodies import sent_as_is
 from memory_console.api.schemas import TurnIn, TurnOut, errors
 from memory_core import actors, turns
@@ -30,6 +31,7 @@ def take_turn(request, payload: TurnIn):
         max_memories=payload.max_memories,
     )
     body = turn.body()
+    metrics.observe_turn(turn.stats)
     # Echo the actor as sent (`u1`), whether this turn was composed now or replayed.
     body["actor"] = payload.actor
     return sent_as_is(body)

@@ -108,6 +108,11 @@ def table(report: dict) -> str:
         from memory_console.bench.garden import line
 
         lines.append(line(report["garden"]))
+    for name, p in (report.get("throughput_pooled") or {}).items():
+        lines.append(
+            f"throughput ({'no prepared statements' if name == 'unprepared' else 'via PgBouncer'}"
+            f"): {p['rps']:.0f} turns/s (p50 {p['p50_ms']:.2f} ms)"
+        )
     r = report.get("reembed")
     if r:
         lines.append(f"reembed: {r['rows']} rows at {r['rows_per_s']:.0f} rows/s")

@@ -404,6 +404,12 @@ def main(argv=None) -> int:
     with AppServer(url, owner_url, log_path=log, workers=args.workers, access_log=False) as app:
         ops = http_ops(app.port, secret, password, actors, tenants, size, args, rng)
         throughput = saturated_turns(app.port, secret, actors, args, rng)
+    _say("Turns without prepared statements, then through PgBouncer (transaction mode) ...")
+    from memory_console.bench.pooled import pooled_throughput
+
+    pooled = pooled_throughput(
+        url, owner_url, secret, actors, args, rng, log.parent, saturated_turns
+    )
     connection.close()
     _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
     ops.update(in_process_ops(url, owner_url, actors, args, rng, peer_on))
@@ -429,6 +435,8 @@ def main(argv=None) -> int:
         "throughput": throughput,
         "garden": gardened,
     }
+    if pooled is not None:
+        result["throughput_pooled"] = pooled
     if embedding:
         result["embed_ms"] = embedding["embed"]["p50_ms"]
         result["reembed"] = embedding["reembed"]

@@ -154,6 +154,9 @@ class AccessLog(models.Model):
     memory_ids = ArrayField(models.CharField(max_length=40), default=list, blank=True)
     count = models.PositiveIntegerField(default=0)
     detail = models.JSONField(default=dict, blank=True)
+    # The X-Request-ID of the request that wrote the row (memory_console/request_ids.py),
+    # also in that request's log lines; null for rows written outside a request.
+    request_id = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]

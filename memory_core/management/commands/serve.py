@@ -13,6 +13,7 @@ DATABASE_URL), which owns nothing (memory_core/privileges.py).
 
 import gc
 import os
+from pathlib import Path
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -90,9 +91,42 @@ def gunicorn_options(host: str, port: int, workers: int) -> dict:
         # Load the app before forking: a broken app fails here, once, not in every worker.
         "preload_app": True,
         "accesslog": "-",
+        # One JSON object per request, with the id the access-log row carries
+        # (memory_console/request_ids.py echoes it in X-Request-ID).
+        "access_log_format": (
+            '{"time": "%(t)s", "remote": "%(h)s", "request": "%(r)s", "status": %(s)s, '
+            '"bytes": "%(B)s", "micros": %(D)s, "request_id": "%({x-request-id}o)s"}'
+        ),
         "errorlog": "-",
         "loglevel": "info",
+        # A dead worker's live gauges leave the metrics (memory_console/metrics.py).
+        "child_exit": _worker_exited,
     }
+
+
+def _worker_exited(server, worker) -> None:
+    """gunicorn's child_exit hook: a dead worker's live gauges stop counting."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
+
+
+def prepare_metrics_dir(port: int) -> None:
+    """Point prometheus_client's multiprocess mode at a directory of this server's own
+    (settings.METRICS_DIR/<port>: two servers on one machine keep apart), emptied of an
+    earlier run's metric files, before anything imports the client library: it picks its
+    storage at import."""
+    from django.conf import settings
+
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        path = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    else:
+        path = Path(settings.METRICS_DIR) / str(port)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):  # the previous run's samples (and nothing else)
+        stale.unlink(missing_ok=True)
 
 
 def close_database_pools() -> None:
@@ -118,6 +152,11 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
         parser.add_argument("--port", type=port_number, default=8000, help="port (8000)")
         parser.add_argument("--workers", type=positive, default=2, help="worker processes (2)")
+
+    def execute(self, *args, **options):
+        # Before the system checks, which import the URLs and so the metrics.
+        prepare_metrics_dir(options["port"])
+        return super().execute(*args, **options)
 
     def handle(self, *args, demo, host, port, workers, **options):
         inner_verbosity = max(options["verbosity"] - 1, 0)
