@@ -218,6 +218,29 @@ class ReplicaRoutingMiddleware:
             session[LSN_KEY] = f"{high:X}/{low:X}"
 
 
+def on_this_replica(chunks):
+    """A streamed body (an export) read where its view read: Django iterates it after the
+    middleware has returned, outside the request's choice of replica, so the choice (taken
+    now, in the view) is carried into each step of the iteration. A write inside (the
+    export's access-log row) still goes to the primary."""
+    alias = _replica.get()
+    if alias is None:
+        return chunks
+    return _stepped_on(alias, iter(chunks))
+
+
+def _stepped_on(alias: str, chunks):
+    while True:
+        token = _replica.set(alias)
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            return
+        finally:
+            _replica.reset(token)
+        yield chunk
+
+
 class ReplicaRouter:
     """settings.DATABASE_ROUTERS: reads of the core's tables during a console read to the
     chosen replica; every write, and every read inside a transaction, to the primary."""

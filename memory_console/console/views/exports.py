@@ -32,6 +32,7 @@ from memory_console.console.access import (
 )
 from memory_console.console.audit_rows import attribution_lines, filtered_events, filtered_rows
 from memory_console.console.forms import AccessFilter, LedgerFilter
+from memory_console.routers import on_this_replica
 from memory_core import audit, exports
 from memory_core.attribution import MAX_LINE_CHARS, forgotten_events, line_forms, run_window
 from memory_core.errors import Invalid
@@ -113,7 +114,8 @@ def _respond(request, export, records, filename: str, action: str, manifest=None
     """The streamed file; `manifest` = (its manifest's URL name, the pinned `at`)."""
     chunks = export.chunks(records)
     response = StreamingHttpResponse(
-        _logged(export, request.user, action, chunks, ids), content_type=CONTENT_TYPES[export.fmt]
+        on_this_replica(_logged(export, request.user, action, chunks, ids)),
+        content_type=CONTENT_TYPES[export.fmt],
     )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     if manifest is not None:
