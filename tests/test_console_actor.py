@@ -229,9 +229,7 @@ def _section(text, name):
     return re.search(rf'<section class="card" id="{name}">(.*?)</section>', text, re.S).group(1)
 
 
-def test_the_applied_set_is_paged_with_links_that_work_without_javascript(
-    client, users, org, many
-):
+def test_the_applied_set_is_paged_with_links_that_work_without_javascript(client, users, org, many):
     first = _page(client, users.owner)
     applies = _section(first.text, "applies")
     assert "7 keys" in applies and "page 1 of 3" in applies
