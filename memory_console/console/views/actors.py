@@ -35,7 +35,7 @@ ERASE = "console/_actor_erase.html"
 # its own (`?keys=N`, `?conflicts=N`); without JavaScript the links load the page, with htmx
 # they swap their section alone (hx-target names it, and the view renders only that).
 APPLIED_PAGE = 50
-CONFLICTS_PAGE = 25
+CONFLICTS_PAGE = 10
 SECTIONS = {
     "applies": ("keys", "console/_actor_applies.html"),
     "conflicts": ("conflicts", "console/_actor_conflicts_section.html"),
