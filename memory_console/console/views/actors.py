@@ -37,8 +37,8 @@ ERASE = "console/_actor_erase.html"
 APPLIED_PAGE = 50
 CONFLICTS_PAGE = 10
 SECTIONS = {
-    "applies": ("keys", "console/_actor_applies.html"),
-    "conflicts": ("conflicts", "console/_actor_conflicts_section.html"),
+    "applies": "console/_actor_applies.html",
+    "conflicts": "console/_actor_conflicts_section.html",
 }
 
 
@@ -120,10 +120,9 @@ def _pager(request, page, param: str, section: str) -> dict:
     }
 
 
-def _sections(request, actor: Actor, readable, only: str | None = None) -> dict:
+def _sections(request, chain, readable, only: str | None = None) -> dict:
     """The applied set and the conflicts, one page of each (or of `only`), resolved from
     the chain's records; model objects are read for the rows on screen alone."""
-    chain = chain_of(actor)
     entries = applied.chain_entries(chain)
     context = {"applied_count": len(entries)}
     pairs = _conflict_pairs(entries)
@@ -172,9 +171,12 @@ def _page_context(request, actor: Actor, readable) -> dict:
             for token in chain
             if token in scopes
         ],
-        **_sections(request, actor, readable),
+        **_sections(request, chain, readable),
+        # The list shows each turn's query and stats: its block and entries stay behind.
         "recent": list(
-            Digest.objects.filter(actor=actor).order_by("-created_at", "-id")[:RECENT_TURNS]
+            Digest.objects.filter(actor=actor)
+            .defer("block", "entries")
+            .order_by("-created_at", "-id")[:RECENT_TURNS]
         ),
     }
 
@@ -210,8 +212,8 @@ def _actor_page(request, actor: Actor, *, erase_error: str | None = None, status
     section = _section_target(request)
     if section is not None:
         # A pager link's swap: that section alone (no preview is composed).
-        context = {"actor": actor, **_sections(request, actor, readable, only=section)}
-        response = render(request, SECTIONS[section][1], context)
+        context = {"actor": actor, **_sections(request, chain_of(actor), readable, only=section)}
+        response = render(request, SECTIONS[section], context)
         patch_vary_headers(response, ("HX-Request",))
         _log_read(request, actor, context)
         return response
