@@ -73,17 +73,6 @@ def shape_rows(uids) -> dict[str, ShapeRow]:
     return {row[1]: ShapeRow(*row) for row in rows}
 
 
-def chain_memories(chain) -> list[Memory]:
-    """The chain's live rows as model objects, for pages that show every one of them."""
-    return list(
-        Memory.objects.live()
-        .in_chain(chain)
-        .select_related("scope", "origin_actor", "supersedes")
-        .defer("search", "supersedes__search")
-        .order_by()
-    )
-
-
 def resolved(chain, memories: list[Memory]) -> list[Entry]:
     return resolve([to_record(m) for m in memories], chain, now=timezone.now())
 

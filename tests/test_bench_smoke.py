@@ -9,7 +9,7 @@ import json
 from django.conf import settings
 from django.core.management import call_command
 
-from memory_console.bench import peer
+from memory_console.bench import console_pages, peer, report
 from memory_console.loadgen import pooler
 
 HTTP_OPS = {
@@ -18,15 +18,38 @@ HTTP_OPS = {
     "remember",
     "readback",
     "search",
-    "console_scope",
-    "console_ledger",
-    "console_finder",
     "mcp_context",
     "mcp_remember",
+}
+# Every console page as the superuser and as an administrator of one tenant (issue 19);
+# /garden/ only where it is routed.
+CONSOLE_PAGES = {
+    "dashboard",
+    "scopes",
+    "scope",
+    "actor",
+    "memory",
+    "conflicts",
+    "ledger",
+    "access",
+    "attribution_line",
+    "attribution_run",
+    "runs",
+    "run",
+    "conversation",
+    "keys",
+    "users",
+    "finder",
 }
 IN_PROCESS_OPS = {"core_read", "floor_b", "embed"}
 PEER_OPS = {"peer_read", "peer_put"}
 OP_FIELDS = {"p50_ms", "p95_ms", "p99_ms", "rps", "n"}
+SIZE_FIELDS = {"bytes_p50", "bytes_max"}
+
+
+def console_ops() -> set[str]:
+    pages = CONSOLE_PAGES | ({"garden"} if console_pages.garden_resolves() else set())
+    return {f"console_{page}{role}" for page in pages for role in ("", "_tenant")}
 
 
 def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
@@ -64,10 +87,16 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         assert report["seed"]["memories"] > 0 and report["seed"]["embed_seconds"] >= 0
     assert report["size"] == "tiny"
     assert isinstance(report["machine"], str) and report["machine"]
-    expected = HTTP_OPS | IN_PROCESS_OPS | (PEER_OPS if peer.available() else set())
+    expected = HTTP_OPS | console_ops() | IN_PROCESS_OPS
+    expected |= PEER_OPS if peer.available() else set()
     assert set(report["ops"]) == expected
     for name, op in report["ops"].items():
-        assert set(op) == OP_FIELDS, name
+        if name.startswith("console_"):
+            # The console pages also report the size of the HTML they answered.
+            assert set(op) == OP_FIELDS | SIZE_FIELDS, name
+            assert 0 < op["bytes_p50"] <= op["bytes_max"], name
+        else:
+            assert set(op) == OP_FIELDS, name
         assert op["n"] == 6, name
         assert 0 < op["p50_ms"] <= op["p95_ms"] <= op["p99_ms"], name
         assert op["rps"] > 0, name
@@ -82,3 +111,23 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     against = report["verify_checkpoint"]
     assert set(against) == {"events", "events_per_s"}
     assert against["events"] >= verify["events"] and against["events_per_s"] > 0
+
+
+def test_every_console_op_is_in_the_report_order_and_the_table_shows_sizes():
+    assert console_ops() <= set(report.OP_ORDER)
+    ops = {
+        name: {"p50_ms": 1.0, "p95_ms": 2.0, "p99_ms": 3.0, "rps": 4.0, "n": 5}
+        for name in ("turn", "console_actor_tenant")
+    }
+    ops["console_actor_tenant"].update(bytes_p50=2048, bytes_max=4096)
+    table = report.table(
+        {
+            "size": "tiny",
+            "machine": "m",
+            "ops": ops,
+            "verify_ledger": {"events": 1, "events_per_s": 1.0},
+        }
+    )
+    row = next(line for line in table.splitlines() if line.startswith("console_actor_tenant"))
+    assert row.split()[-2:] == ["2.0", "4.0"]  # KiB p50, KiB max
+    assert "KiB p50" in table

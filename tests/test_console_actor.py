@@ -207,3 +207,78 @@ def test_memory_text_is_escaped_in_the_listing_conflicts_and_preview(client, use
     assert text.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # listing, conflict, block
     assert "<script>alert" not in text
     assert text.count("<script") == 1  # htmx, and nothing else
+
+
+# --- paging (issue 19: ~540 keys made a 350 KiB page) ---------------------------------
+
+
+@pytest.fixture
+def many(users, org, monkeypatch):
+    """Seven keys at u1's scope (three conflicting with acme's), pages of three."""
+    from memory_console.console.views import actors
+
+    monkeypatch.setattr(actors, "APPLIED_PAGE", 3)
+    monkeypatch.setattr(actors, "CONFLICTS_PAGE", 2)
+    for n in range(7):
+        writes.remember(org.u1, f"k{n}", f"note {n}", principal=org.acme_agent)
+    for n in range(3):
+        writes.publish(org.acme, f"k{n}", f"policy {n}", principal=users.p_owner)
+
+
+def _section(text, name):
+    return re.search(rf'<section class="card" id="{name}">(.*?)</section>', text, re.S).group(1)
+
+
+def test_the_applied_set_is_paged_with_links_that_work_without_javascript(client, users, org, many):
+    first = _page(client, users.owner)
+    applies = _section(first.text, "applies")
+    assert "7 keys" in applies and "page 1 of 3" in applies
+    assert len(re.findall(r'<tr class="winner">', applies)) == 3
+    link = re.search(r'href="(/actors/acme/u1/\?keys=2#applies)"', applies)
+    assert link and 'hx-target="#applies"' in applies
+    second = client.get(link.group(1).split("#")[0])
+    assert second.status_code == 200 and "page 2 of 3" in _section(second.text, "applies")
+    # The whole page still comes with it: the preview, the conflicts, the turns.
+    assert 'id="block-preview"' in second.text and 'id="conflicts"' in second.text
+    last = _section(client.get("/actors/acme/u1/", {"keys": 3}).text, "applies")
+    assert len(re.findall(r'<tr class="winner">', last)) == 1 and 'rel="next"' not in last
+    # A page past the end shows the last one, as the other paged lists do.
+    assert "page 3 of 3" in _section(client.get("/actors/acme/u1/?keys=99").text, "applies")
+
+
+def test_a_pager_link_over_htmx_gets_its_section_alone_and_logs_what_it_shows(
+    client, users, org, many
+):
+    client.force_login(users.owner)
+    before = Digest.objects.count(), AccessLog.objects.filter(action="preview").count()
+    response = client.get(
+        "/actors/acme/u1/", {"keys": 2}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="applies"
+    )
+    assert response.status_code == 200 and "<html" not in response.text
+    assert response.text.lstrip().startswith('<section class="card" id="applies">')
+    assert 'id="block-preview"' not in response.text and 'id="conflicts"' not in response.text
+    assert "page 2 of 3" in response.text
+    # No preview is composed for a page of keys; the read is logged with the shown ids.
+    assert (Digest.objects.count(), AccessLog.objects.filter(action="preview").count()) == before
+    read = AccessLog.objects.filter(action="actor.read").latest("id")
+    shown = re.findall(r'href="/memories/(mem_[^/]+)/"', response.text)
+    assert shown and set(shown) <= set(read.memory_ids) and read.count == 7
+    conflicts = client.get(
+        "/actors/acme/u1/", {"conflicts": 2}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="conflicts"
+    )
+    assert conflicts.text.lstrip().startswith('<section class="card" id="conflicts">')
+    assert "3 key values" in conflicts.text and "page 2 of 2" in conflicts.text
+    assert len(re.findall(r"<tr[^>]*>", conflicts.text)) == 2  # the head and one conflict
+
+
+def test_paging_keeps_privacy_outsiders_get_404_on_every_page(client, users, org, many):
+    client.force_login(users.outsider)
+    for params in ({"keys": 2}, {"conflicts": 2}):
+        assert client.get("/actors/acme/u1/", params).status_code == 404
+        assert (
+            client.get(
+                "/actors/acme/u1/", params, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="applies"
+            ).status_code
+            == 404
+        )
+    assert not AccessLog.objects.filter(action="actor.read", outcome=200).exists()

@@ -267,3 +267,23 @@ def test_a_search_at_another_tenants_scope_finds_nothing(client, users, facts):
     login(client, users.owner)
     response = client.get("/memories/", {"scope": "tenant:globex", "q": "budgets"})
     assert _keys(response) == [] and "0 memories match" in response.text
+
+
+def test_past_the_capped_count_the_pager_goes_on_while_pages_are_full(
+    client, users, org, monkeypatch
+):
+    for n in range(7):
+        writes.publish(org.acme, f"k{n}", "t", principal=users.p_su)
+    monkeypatch.setattr(finder, "PAGE_SIZE", 3)
+    monkeypatch.setattr(finder, "COUNT_CAP", 4)
+    login(client, users.owner)
+    first = client.get("/memories/")
+    assert "more than 4 memories match" in first.text and "page 1" in first.text
+    assert 'rel="next"' in first.text and len(_keys(first)) == 3
+    # Without JavaScript the link is a plain address; with htmx it swaps the rows alone.
+    assert 'href="/memories/?page=2"' in first.text
+    second = client.get("/memories/", {"page": 2}, HTTP_HX_REQUEST="true")
+    assert "<html" not in second.text and len(_keys(second)) == 3
+    third = client.get("/memories/", {"page": 3})
+    assert len(_keys(third)) == 1 and 'rel="next"' not in third.text
+    assert 'rel="prev"' in third.text

@@ -130,3 +130,14 @@ def test_the_memory_pages_histories_walk_an_index(client, users, carried, table,
         print(f"EXPLAIN {table}:\n{plan}")
         assert index in plan and "Seq Scan" not in plan
     assert DigestLine.objects.filter(memory_uid=carried.uid).count() == RUNS + 10
+
+
+def test_totals_stop_at_the_cap_and_say_more_than(client, users, carried, monkeypatch):
+    from memory_console.console import memory_page
+
+    monkeypatch.setattr(memory_page, "TOTAL_CAP", RUNS - 5)
+    text = login(client, users.auditor).get(f"/memories/{carried.uid}/").text
+    assert f"more than {RUNS - 5} prompt lines, {PAGE_ROWS} on this page" in _section(text, "runs")
+    assert f"more than {RUNS - 5} rows, {PAGE_ROWS} on this page" in _section(text, "access")
+    # The pager is unchanged: the older page holds the rest of the runs.
+    assert len(_runs(client.get(_older(text, "runs")).text)) == RUNS - PAGE_ROWS

@@ -17,14 +17,23 @@ class BadStatus(RuntimeError):
     pass
 
 
-def drive(port: int, headers: dict, make_request, clients: int, warmup: int, n: int):
+def drive(
+    port: int,
+    headers: dict,
+    make_request,
+    clients: int,
+    warmup: int,
+    n: int,
+    sizes: list | None = None,
+):
     """Run `warmup` then `n` requests over `clients` threads; returns (latencies_s, wall_s).
 
-    make_request(i) returns (method, path, body, expected statuses) for request i.
+    make_request(i) returns (method, path, body, expected statuses) for request i. When
+    `sizes` is a list, the body size in bytes of each measured answer is appended to it.
     """
     errors: list[BaseException] = []
 
-    def run(count: int, offset: int, latencies: list | None):
+    def run(count: int, offset: int, latencies: list | None, sizes: list | None = None):
         lock = threading.Lock()
         counter = iter(range(offset, offset + count))
 
@@ -46,6 +55,8 @@ def drive(port: int, headers: dict, make_request, clients: int, warmup: int, n: 
                     return
                 if latencies is not None:
                     latencies.append(resp.elapsed)
+                if sizes is not None:
+                    sizes.append(len(resp.body))
 
         threads = [threading.Thread(target=worker) for _ in range(clients)]
         started = time.perf_counter()
@@ -59,5 +70,5 @@ def drive(port: int, headers: dict, make_request, clients: int, warmup: int, n: 
 
     run(warmup, 0, None)
     latencies: list[float] = []
-    wall = run(n, warmup, latencies)
+    wall = run(n, warmup, latencies, sizes)
     return latencies, wall

@@ -6,6 +6,7 @@ import os
 import platform
 from pathlib import Path
 
+from memory_console.bench import console_pages
 from memory_console.loadgen.percentiles import percentile
 
 OP_ORDER = (
@@ -14,9 +15,6 @@ OP_ORDER = (
     "remember",
     "readback",
     "search",
-    "console_scope",
-    "console_ledger",
-    "console_finder",
     "mcp_context",
     "mcp_remember",
     "core_read",
@@ -24,6 +22,9 @@ OP_ORDER = (
     "peer_read",
     "peer_put",
     "embed",
+    # Every console page, as the superuser and as an administrator of one tenant (issue 19;
+    # memory_console/bench/console_pages.py, which keeps the list).
+    *console_pages.op_names(),
 )
 
 
@@ -87,14 +88,18 @@ def table(report: dict) -> str:
         f"Memory Console bench, size {report['size']}",
         report["machine"],
         "",
-        f"{'op':<15}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'rps':>10}",
+        f"{'op':<32}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'rps':>10}"
+        f"{'KiB p50':>10}{'KiB max':>10}",
     ]
     for name in OP_ORDER:
         if name in ops:
             o = ops[name]
+            size = ""
+            if "bytes_max" in o:  # the console pages: the HTML answered
+                size = f"{o['bytes_p50'] / 1024:>10.1f}{o['bytes_max'] / 1024:>10.1f}"
             lines.append(
-                f"{name:<15}{o['n']:>6}{o['p50_ms']:>10.2f}{o['p95_ms']:>10.2f}"
-                f"{o['p99_ms']:>10.2f}{o['rps']:>10.1f}"
+                f"{name:<32}{o['n']:>6}{o['p50_ms']:>10.2f}{o['p95_ms']:>10.2f}"
+                f"{o['p99_ms']:>10.2f}{o['rps']:>10.1f}{size}"
             )
     v = report["verify_ledger"]
     lines += [""]

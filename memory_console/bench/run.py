@@ -104,15 +104,13 @@ def mcp_headers(port: int, secret: str, sample: tuple) -> dict:
     return headers
 
 
-def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
-    from memory_console.bench import load, words
+def http_ops(port, secret, password, actors, console, args, rng) -> dict:
+    """The API's ops, then every console page (console_pages.py); `console` is
+    (the tenant administrator's password, the pages' fixtures by role)."""
+    from memory_console.bench import console_pages, load, words
     from memory_console.bench.report import summary
-    from memory_console.loadgen.client import ConsoleSession
 
     api = {"Authorization": f"Bearer {secret}"}
-    session = ConsoleSession(port)
-    session.login("bench", password)
-    console = session.headers()
     total = args.warmup + args.requests
 
     def pick():
@@ -144,22 +142,6 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
             None,
             (200,),
         ),
-        "console_scope": lambda: ("GET", f"/scopes/{rng.choice(tenants)}/", None, (200,)),
-        "console_ledger": lambda: ("GET", "/ledger/", None, (200,)),
-        # The memory finder across every scope (the bench user is a superuser): a tenant's
-        # scopes by kind, newest first, and a word search over all of them, alternately.
-        "console_finder": lambda: (
-            "GET",
-            rng.choice(
-                [
-                    "/memories/?kind=team&sort=new",
-                    f"/memories/?q={quote(words.query(rng))}",
-                    "/memories/?state=live&pinned=yes",
-                ]
-            ),
-            None,
-            (200,),
-        ),
         # The same turn and remember as MCP tool calls (2026-07-28, the actor in the URL).
         "mcp_context": lambda: mcp_request(
             pick(), "memory_context", {"run_id": f"bench-{uuid.uuid4().hex}"}
@@ -175,13 +157,15 @@ def http_ops(port, secret, password, actors, tenants, size, args, rng) -> dict:
         if name in MCP_TWINS or name in MCP_TWINS.values():
             continue  # measured beside its twin, below
         requests = [plan() for _ in range(total)]
-        headers = console if name.startswith("console_") else api
         latencies, wall = load.drive(
-            port, headers, lambda i, r=requests: r[i], args.clients, args.warmup, args.requests
+            port, api, lambda i, r=requests: r[i], args.clients, args.warmup, args.requests
         )
         ops[name] = summary(latencies, wall)
         _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
     ops.update(twin_ops(port, secret, plans, args))
+    tenant_password, fixtures = console
+    sessions = console_pages.sessions(port, password, tenant_password)
+    ops.update(console_pages.measure(port, sessions, fixtures, args, rng))
     return ops
 
 
@@ -353,7 +337,7 @@ def main(argv=None) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from memory_console.bench import checkpoint, peer, report, seed
+    from memory_console.bench import checkpoint, console_pages, peer, report, seed
     from memory_console.bench.database import seed_state
     from memory_console.bench.sizes import SIZES
     from memory_console.loadgen.server import AppServer
@@ -395,14 +379,16 @@ def main(argv=None) -> int:
     machine = report.machine(pg_version, args.clients, args.workers)
     secret, password = credentials()
     actors = sample_actors(rng, 500)
-    tenants = [a["chain"][2] for a in actors]
+    # The console pages' second role and their material (made once per bench database).
+    tenant = seed.tenant_token(1)
+    console = (console_pages.tenant_user(tenant), console_pages.fixtures(tenant, actors, rng))
 
     _say(f"Serving with gunicorn ({args.workers} workers) and driving {args.clients} clients ...")
     log = Path(settings.BASE_DIR) / "var" / "bench" / f"server-{size.name}.log"
     # gunicorn, DEBUG off, with DATABASE_URL and DATABASE_OWNER_URL pointing at the bench
     # database; its access log is written (as in production) but not kept.
     with AppServer(url, owner_url, log_path=log, workers=args.workers, access_log=False) as app:
-        ops = http_ops(app.port, secret, password, actors, tenants, size, args, rng)
+        ops = http_ops(app.port, secret, password, actors, console, args, rng)
         throughput = saturated_turns(app.port, secret, actors, args, rng)
     _say("Turns without prepared statements, then through PgBouncer (transaction mode) ...")
     from memory_console.bench.pooled import pooled_throughput

@@ -23,6 +23,9 @@ HISTORY_ROWS = 100
 # The runs that carried a memory and its access rows grow with every turn: paged by id
 # cursors (cursors.py), PAGE_ROWS at a time, with their totals.
 PAGE_ROWS = 50
+# A total stops here ("more than 1,000"): a policy pinned for everyone is in every turn's
+# prompt and access row, and counting them all read thousands of rows per view (issue 19).
+TOTAL_CAP = 1_000
 
 
 def _ledger_events(memory: Memory, uids: list[str]):
@@ -42,14 +45,19 @@ def _paged(request, memory: Memory, rows, prefix: str) -> dict:
     """One page of `rows` (newest first, `<prefix>before=`/`after=`), its links and total.
 
     The total counts only this memory's rows, through the index that finds them
-    (digestline_memory_uid_idx, access_memory_ids_gin), never the whole table."""
+    (digestline_memory_uid_idx, access_memory_ids_gin), never the whole table, and stops
+    past TOTAL_CAP (`more` is then true and `total` the cap)."""
     page = newest_first(rows, **section_cursors(request, prefix), size=PAGE_ROWS)
+    total = len(page.rows)
+    if page.has_older or page.has_newer:
+        total = rows.order_by().values("id")[: TOTAL_CAP + 1].count()
     return {
         "rows": page.rows,
         "links": section_links(
             request, page, prefix, path=reverse("console:memory", kwargs={"uid": memory.uid})
         ),
-        "total": rows.count() if page.has_older or page.has_newer else len(page.rows),
+        "total": min(total, TOTAL_CAP),
+        "more": total > TOTAL_CAP,
     }
 
 

@@ -5,14 +5,16 @@ administrator, the erasure of the person it stands for (memory_core/erasure.py).
 from dataclasses import dataclass
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
 from memory_console.console.access import actor_for_reader, console_view, readable_scope_roles
 from memory_console.console.actions import Notice, error_text, htmx_action
-from memory_console.console.forms import AUTHOR_COMBINATION_LABELS
+from memory_console.console.forms import AUTHOR_COMBINATION_LABELS, page_number
 from memory_console.console.links import actor_path
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_core import applied, audit, erasure, turns
@@ -26,6 +28,18 @@ RECENT_TURNS = 10
 PAGE = "console/actor.html"
 PREVIEW = "console/_block_preview.html"
 ERASE = "console/_actor_erase.html"
+
+
+# The applied set and the conflicts are paged: an actor of the benchmark's organisation
+# has ~540 keys, and rendering them all made a 350 KiB page (issue 19). Each list pages on
+# its own (`?keys=N`, `?conflicts=N`); without JavaScript the links load the page, with htmx
+# they swap their section alone (hx-target names it, and the view renders only that).
+APPLIED_PAGE = 50
+CONFLICTS_PAGE = 10
+SECTIONS = {
+    "applies": "console/_actor_applies.html",
+    "conflicts": "console/_actor_conflicts_section.html",
+}
 
 
 @dataclass(frozen=True)
@@ -75,26 +89,81 @@ def _preview(request, actor: Actor, readable) -> tuple[dict, int]:
     return {"query": query, "turn": turn, "linkable": linkable, "error": None}, 200
 
 
-def _applied(chain) -> list[Applied]:
-    memories = applied.chain_memories(chain)
-    by_uid = {m.uid: m for m in memories}
-    return [
-        Applied(by_uid[e.id], [by_uid[o.id] for o in e.overrides], e.pinned)
-        for e in applied.resolved(chain, memories)
-    ]
+def _conflict_pairs(entries) -> list[tuple]:
+    """(narrow record, wide record) for every value a narrower one beats; as on the
+    conflicts page: an agent overriding a person first, then by key."""
+    pairs = [(e.winner, wide) for e in entries for wide in e.overrides]
+    return sorted(pairs, key=lambda p: (f"{p[0].author}>{p[1].author}" != "agent>human", p[0].key))
 
 
-def _conflicts(applied: list[Applied]) -> list[Beaten]:
-    pairs = [Beaten(a.memory, wide) for a in applied for wide in a.overrides]
-    # As on the conflicts page: an agent overriding a person first, then by key.
-    return sorted(pairs, key=lambda b: (b.authors != "agent>human", b.narrow.key))
+def _page_of(request, rows: list, param: str, size: int):
+    return Paginator(rows, size).get_page(page_number(request.GET.get(param)))
+
+
+def _pager(request, page, param: str, section: str) -> dict:
+    """The section's page links (_actor_pager.html): every other parameter is kept."""
+
+    def address(number: int) -> str:
+        query = request.GET.copy()
+        query[param] = str(number)
+        return f"{request.path}?{query.urlencode()}#{section}"
+
+    return {
+        "target": section,
+        "page": page,
+        "first": address(1) if page.number > 2 else "",
+        "previous": address(page.previous_page_number()) if page.has_previous() else "",
+        "next": address(page.next_page_number()) if page.has_next() else "",
+        "last": address(page.paginator.num_pages)
+        if page.number < page.paginator.num_pages - 1
+        else "",
+    }
+
+
+def _sections(request, chain, readable, only: str | None = None) -> dict:
+    """The applied set and the conflicts, one page of each (or of `only`), resolved from
+    the chain's records; model objects are read for the rows on screen alone."""
+    entries = applied.chain_entries(chain)
+    context = {"applied_count": len(entries)}
+    pairs = _conflict_pairs(entries)
+    context["conflict_count"] = len(pairs)
+    wanted: set[str] = set()
+    if only in (None, "applies"):
+        keys = _page_of(request, entries, "keys", APPLIED_PAGE)
+        wanted |= {r.id for e in keys for r in (e.winner, *e.overrides)}
+    if only in (None, "conflicts"):
+        beaten = _page_of(request, pairs, "conflicts", CONFLICTS_PAGE)
+        wanted |= {r.id for pair in beaten for r in pair}
+    by_uid = (
+        Memory.objects.select_related("scope", "origin_actor")
+        .defer("search")
+        .in_bulk(sorted(wanted), field_name="uid")
+    )
+    # A memory forgotten between the two reads is simply not shown.
+    if only in (None, "applies"):
+        context["applied"] = [
+            Applied(
+                by_uid[e.winner.id], [by_uid[o.id] for o in e.overrides if o.id in by_uid], e.pinned
+            )
+            for e in keys
+            if e.winner.id in by_uid
+        ]
+        context["keys_pager"] = _pager(request, keys, "keys", "applies")
+    if only in (None, "conflicts"):
+        context["conflicts"] = [
+            Beaten(by_uid[n.id], by_uid[w.id]) for n, w in beaten if {n.id, w.id} <= by_uid.keys()
+        ]
+        context["conflicts_pager"] = _pager(request, beaten, "conflicts", "conflicts")
+    shown = list(by_uid.values())
+    context["shown_uids"] = sorted(by_uid)
+    context["linkable"] = {m.uid for m in shown if readable(m.scope_id)}
+    context["readable_tokens"] = {m.scope.token for m in shown if readable(m.scope_id)}
+    return context
 
 
 def _page_context(request, actor: Actor, readable) -> dict:
     chain = chain_of(actor)
     scopes = Scope.objects.in_bulk(chain, field_name="token")
-    applied = _applied(chain)
-    shown = [m for a in applied for m in (a.memory, *a.overrides)]
     return {
         "role": role_for(request.user, actor.scope),
         "chain": [
@@ -102,15 +171,26 @@ def _page_context(request, actor: Actor, readable) -> dict:
             for token in chain
             if token in scopes
         ],
-        "applied": applied,
-        "shown_uids": [m.uid for m in shown],
-        "linkable": {m.uid for m in shown if readable(m.scope_id)},
-        "readable_tokens": {m.scope.token for m in shown if readable(m.scope_id)},
-        "conflicts": _conflicts(applied),
+        **_sections(request, chain, readable),
+        # The list shows each turn's query and stats: its block and entries stay behind.
         "recent": list(
-            Digest.objects.filter(actor=actor).order_by("-created_at", "-id")[:RECENT_TURNS]
+            Digest.objects.filter(actor=actor)
+            .defer("block", "entries")
+            .order_by("-created_at", "-id")[:RECENT_TURNS]
         ),
     }
+
+
+def _log_read(request, actor: Actor, context: dict) -> None:
+    audit.record(
+        Principal.for_user(request.user),
+        "actor.read",
+        200,
+        actor_ref=actor.ref,
+        scope=actor.scope.token,
+        memory_ids=context["shown_uids"],
+        count=context["applied_count"],
+    )
 
 
 @console_view
@@ -119,8 +199,24 @@ def actor_detail(request, ref):
     return _actor_page(request, actor_for_reader(request.user, ref))
 
 
+def _section_target(request) -> str | None:
+    """The section an htmx pager link asks for (its hx-target), or None."""
+    if not wants_fragment(request):
+        return None
+    target = request.htmx.target
+    return target if target in SECTIONS else None
+
+
 def _actor_page(request, actor: Actor, *, erase_error: str | None = None, status: int = 200):
     readable = _readable(request.user)
+    section = _section_target(request)
+    if section is not None:
+        # A pager link's swap: that section alone (no preview is composed).
+        context = {"actor": actor, **_sections(request, chain_of(actor), readable, only=section)}
+        response = render(request, SECTIONS[section], context)
+        patch_vary_headers(response, ("HX-Request",))
+        _log_read(request, actor, context)
+        return response
     preview, preview_status = _preview(request, actor, readable)
     context = {"actor": actor, "preview": preview, "erase_error": erase_error}
     if wants_fragment(request):
@@ -128,15 +224,7 @@ def _actor_page(request, actor: Actor, *, erase_error: str | None = None, status
         return render_page(request, PAGE, context, fragment=PREVIEW, status=preview_status)
     context.update(_page_context(request, actor, readable))
     response = render_page(request, PAGE, context, status=max(status, preview_status))
-    audit.record(
-        Principal.for_user(request.user),
-        "actor.read",
-        200,
-        actor_ref=actor.ref,
-        scope=actor.scope.token,
-        memory_ids=context["shown_uids"],
-        count=len(context["applied"]),
-    )
+    _log_read(request, actor, context)
     return response
 
 
