@@ -11,11 +11,16 @@ overridden, the narrower copy merely repeats it (typically an agent's note left 
 a person republished it wider). Such pairs are duplicates, asked for apart
 (`duplicates=True`); the remedy is to retire the narrower copy.
 
-The query restates precedence (precedence.resolve, the rule) for every actor at once: the
-chain as ranks (the actor's own scope 0, memberships in order, `global` last at 32767) and
-the winner of a key as DISTINCT ON its narrowest rank. One statement over every actor is
-what the conflicts page needs; a Python pass would resolve every chain in the organisation.
-tests/test_rule_copies.py holds it to precedence.resolve over generated organisations.
+The pairs are data the writes keep (issue 19): memory_core_chainconflict holds, per actor
+and key, the pairs of that actor's chain over its held (not retired) values, rewritten by
+the triggers of migration 0013 in the transaction of every write that can change them. The
+query restates precedence there (precedence.resolve, the rule: the chain as ranks, the
+actor's own scope 0, memberships in order, `global` last at 32767; the winner of a key
+DISTINCT ON its narrowest rank, memory_core_chain_conflicts()). This read groups the rows
+of the actors in reach into pairs. Expiry is the clock's, not a write's: an (actor, key)
+whose chain holds a value that has expired since is resolved again here, over live values
+(memory_expiry_idx finds them; there are normally none). tests/test_rule_copies.py holds the
+result to precedence.resolve over generated organisations.
 """
 
 from dataclasses import dataclass
@@ -27,45 +32,61 @@ from memory_core.models import Memory
 AUTHOR_COMBINATIONS = ("agent>human", "agent>agent", "human>human", "human>agent")
 
 _SQL = """
-WITH chain AS (
-    SELECT a.id AS actor_id, a.scope_id, 0 AS rank FROM memory_core_actor a
+WITH reach_scopes AS (
+    SELECT id FROM memory_core_scope WHERE %(all)s OR token = ANY(%(reach)s)
+),
+reached AS (
+    SELECT a.id AS actor_id FROM memory_core_actor a
+    WHERE a.scope_id IN (SELECT id FROM reach_scopes)
+    UNION
+    SELECT m.actor_id FROM memory_core_membership m
+    WHERE m.scope_id IN (SELECT id FROM reach_scopes)
+    UNION
+    SELECT a.id FROM memory_core_actor a
+    WHERE %(all)s OR 'global' = ANY(%(reach)s)
+),
+stale AS MATERIALIZED (
+    -- (actor, key) whose kept pairs count a value that has expired: resolved again below.
+    SELECT DISTINCT h.actor_id, e.key
+    FROM memory_core_memory e
+    CROSS JOIN LATERAL (
+        SELECT a.id AS actor_id FROM memory_core_actor a WHERE a.scope_id = e.scope_id
+        UNION ALL
+        SELECT m.actor_id FROM memory_core_membership m WHERE m.scope_id = e.scope_id
+        UNION ALL
+        SELECT a.id FROM memory_core_actor a
+        WHERE EXISTS (
+            SELECT 1 FROM memory_core_scope g WHERE g.id = e.scope_id AND g.token = 'global'
+        )
+    ) h
+    WHERE e.retired_at IS NULL AND e.expires_at IS NOT NULL AND e.expires_at <= now()
+      AND h.actor_id IN (SELECT actor_id FROM reached)
+),
+kept AS (
+    SELECT c.actor_id, c.key, c.narrow_id, c.wide_id, c.narrow_scope_id, c.wide_scope_id,
+           c.narrow_rank, c.wide_rank, c.authors, c.duplicate
+    FROM memory_core_chainconflict c
+    WHERE c.actor_id IN (SELECT actor_id FROM reached)
+      AND NOT EXISTS (SELECT 1 FROM stale s WHERE s.actor_id = c.actor_id AND s.key = c.key)
     UNION ALL
-    SELECT m.actor_id, m.scope_id, m.rank + 1 FROM memory_core_membership m
-    UNION ALL
-    SELECT a.id, g.id, 32767 FROM memory_core_actor a
-    CROSS JOIN (SELECT id FROM memory_core_scope WHERE token = 'global') g
-),
-actors AS (
-    SELECT DISTINCT c.actor_id FROM chain c JOIN memory_core_scope s ON s.id = c.scope_id
-    WHERE %(all)s OR s.token = ANY(%(reach)s)
-),
-placed AS MATERIALIZED (
-    SELECT c.actor_id, c.rank, m.id, m.key, m.author, m.scope_id
-    FROM chain c
-    JOIN actors USING (actor_id)
-    JOIN memory_core_memory m ON m.scope_id = c.scope_id
-    WHERE m.retired_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
-),
-winners AS (
-    SELECT DISTINCT ON (actor_id, key) actor_id, key, id, rank, author, scope_id
-    FROM placed ORDER BY actor_id, key, rank
+    SELECT * FROM memory_core_chain_conflicts(
+        coalesce((SELECT array_agg(actor_id) FROM stale), '{}'),
+        coalesce((SELECT array_agg(key) FROM stale), '{}'),
+        now()
+    )
 ),
 pairs AS (
-    SELECT w.id AS narrow_id, p.id AS wide_id, w.author || '>' || p.author AS authors,
-           count(DISTINCT w.actor_id) AS actors, w.scope_id AS narrow_scope,
-           p.scope_id AS wide_scope, w.key, min(w.rank) AS narrow_rank, min(p.rank) AS wide_rank
-    FROM winners w
-    JOIN placed p ON p.actor_id = w.actor_id AND p.key = w.key AND p.rank > w.rank
-    GROUP BY w.id, p.id, w.author, p.author, w.scope_id, p.scope_id, w.key
+    SELECT narrow_id, wide_id, authors, count(*) AS actors, min(narrow_rank) AS narrow_rank,
+           min(wide_rank) AS wide_rank, key
+    FROM kept
+    WHERE (%(scope)s::bigint IS NULL OR narrow_scope_id = %(scope)s OR wide_scope_id = %(scope)s)
+      AND (%(authors)s::text IS NULL OR authors = %(authors)s)
+      AND duplicate = %(duplicates)s
+    GROUP BY narrow_id, wide_id, authors, key
 )
 SELECT narrow_id, wide_id, authors, actors, count(*) OVER () AS total
 FROM pairs
-JOIN memory_core_memory narrow ON narrow.id = narrow_id
-JOIN memory_core_memory wide ON wide.id = wide_id
-WHERE (%(scope)s::bigint IS NULL OR narrow_scope = %(scope)s OR wide_scope = %(scope)s)
-  AND (%(authors)s::text IS NULL OR authors = %(authors)s)
-  AND (narrow.text = wide.text) = %(duplicates)s
-ORDER BY (authors = 'agent>human') DESC, pairs.key, narrow_rank, wide_rank, narrow_id, wide_id
+ORDER BY (authors = 'agent>human') DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 

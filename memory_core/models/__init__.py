@@ -4,6 +4,7 @@ from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
 from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.embeddings import Embedding
 from memory_core.models.ledger import LedgerEvent
+from memory_core.models.maintained import ChainConflict, ScopeCount
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
 from memory_core.models.throttle import LoginAttempt
@@ -13,6 +14,7 @@ __all__ = [
     "AccessLog",
     "Actor",
     "ApiKey",
+    "ChainConflict",
     "Author",
     "Digest",
     "DigestLine",
@@ -24,6 +26,7 @@ __all__ = [
     "Message",
     "RetiredReason",
     "Scope",
+    "ScopeCount",
     "ScopeGrant",
     "Thread",
 ]
