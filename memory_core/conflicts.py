@@ -59,7 +59,7 @@ stale AS MATERIALIZED (
             SELECT 1 FROM memory_core_scope g WHERE g.id = e.scope_id AND g.token = 'global'
         )
     ) h
-    WHERE e.retired_at IS NULL AND e.expires_at IS NOT NULL AND e.expires_at <= now()
+    WHERE e.retired_at IS NULL AND e.expires_at <= statement_timestamp()
       AND h.actor_id IN (SELECT actor_id FROM reached)
 ),
 kept AS (
@@ -72,7 +72,7 @@ kept AS (
     SELECT * FROM memory_core_chain_conflicts(
         coalesce((SELECT array_agg(actor_id) FROM stale), '{}'),
         coalesce((SELECT array_agg(key) FROM stale), '{}'),
-        now()
+        statement_timestamp()
     )
 ),
 pairs AS (

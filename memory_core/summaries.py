@@ -29,7 +29,7 @@ WITH expired AS (
     SELECT m.scope_id, count(*) AS live, count(*) FILTER (WHERE m.author = 'agent') AS agent,
            count(*) FILTER (WHERE m.pinned) AS pinned
     FROM memory_core_memory m
-    WHERE m.retired_at IS NULL AND m.expires_at <= now()
+    WHERE m.retired_at IS NULL AND m.expires_at <= statement_timestamp()
       AND (%(all)s OR m.scope_id = ANY(%(ids)s))
     GROUP BY m.scope_id
 )
