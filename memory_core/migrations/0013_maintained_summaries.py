@@ -66,29 +66,36 @@ LANGUAGE sql STABLE AS $$
     -- chain, or of every key when a_keys is NULL. Held values (not retired), and with `at`
     -- only those not expired at that moment (live). The chain as memory_core.conflicts
     -- states it: the actor's own scope 0, memberships rank + 1, global 32767.
-    WITH wanted AS (
+    WITH wanted AS MATERIALIZED (
         SELECT DISTINCT w.actor_id, w.key
         FROM unnest(a_ids, coalesce(a_keys, array_fill(NULL::text, ARRAY[cardinality(a_ids)])))
             AS w(actor_id, key)
     ),
+    ids AS MATERIALIZED (SELECT DISTINCT w.actor_id AS id FROM wanted w),
     chain AS (
         SELECT a.id AS actor_id, a.scope_id, 0 AS rank
-        FROM memory_core_actor a WHERE a.id = ANY(a_ids)
+        FROM ids JOIN memory_core_actor a ON a.id = ids.id
         UNION ALL
         SELECT m.actor_id, m.scope_id, m.rank + 1
-        FROM memory_core_membership m WHERE m.actor_id = ANY(a_ids)
+        FROM ids JOIN memory_core_membership m ON m.actor_id = ids.id
         UNION ALL
-        SELECT a.id, g.id, 32767
-        FROM memory_core_actor a CROSS JOIN memory_core_scope g
-        WHERE g.token = 'global' AND a.id = ANY(a_ids)
+        SELECT ids.id, g.id, 32767
+        FROM ids CROSS JOIN memory_core_scope g WHERE g.token = 'global'
     ),
     placed AS MATERIALIZED (
+        -- Given keys: one probe of memory_one_live_per_scope_key per chain scope and key.
         SELECT w.actor_id, c.rank, m.id, m.key, m.author, m.scope_id, m.text
         FROM wanted w
         JOIN chain c ON c.actor_id = w.actor_id
-        JOIN memory_core_memory m
-          ON m.scope_id = c.scope_id AND (w.key IS NULL OR m.key = w.key)
-        WHERE m.retired_at IS NULL
+        JOIN memory_core_memory m ON m.scope_id = c.scope_id AND m.key = w.key
+        WHERE a_keys IS NOT NULL AND m.retired_at IS NULL
+          AND (at IS NULL OR m.expires_at IS NULL OR m.expires_at > at)
+        UNION ALL
+        -- Every key: every held value of every chain scope.
+        SELECT c.actor_id, c.rank, m.id, m.key, m.author, m.scope_id, m.text
+        FROM chain c
+        JOIN memory_core_memory m ON m.scope_id = c.scope_id
+        WHERE a_keys IS NULL AND m.retired_at IS NULL
           AND (at IS NULL OR m.expires_at IS NULL OR m.expires_at > at)
     ),
     winners AS (

@@ -93,11 +93,13 @@ def _subtree(scope: Scope, roles) -> tuple[list[Node], int]:
 
 
 def _open_scope(token: str, roles) -> Scope | None:
+    """The scope `?open=` names; one the user does not read is not found (404), as on its
+    own page: the tree never says whether a scope it does not show exists."""
     if not token:
         return None
     scope = _scopes().filter(token=token).first()
     if scope is None or not (roles is None or scope.id in roles):
-        return None
+        raise NotFound("scope not found")
     return scope
 
 
@@ -105,6 +107,8 @@ def _tree(roles, opened: Scope | None) -> tuple[list[dict], dict]:
     """The rows of the tree, and what was left out of an open scope's subtree."""
     readable = _scopes() if roles is None else _scopes().filter(id__in=list(roles))
     roots = [n.item for n in flatten_tree(readable.filter(depth_root_filter(roles)))]
+    # A scope deeper down opens with the child of `global` it hangs under.
+    path = {s.id for s in ancestors(opened)} if opened is not None else set()
     rows: list[dict] = []
     more: dict = {}
     for root in roots:
@@ -113,7 +117,7 @@ def _tree(roles, opened: Scope | None) -> tuple[list[dict], dict]:
             children = _with_children(readable.filter(parent=root))
             for node in flatten_tree(children):
                 child = node.item
-                if opened is not None and child.id == opened.id:
+                if child.id in path:
                     rows += _opened_rows(child, roles, 1, more)
                 else:
                     closed = {child.id} if child.has_children else set()
