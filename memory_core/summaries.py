@@ -30,14 +30,14 @@ WITH expired AS (
            count(*) FILTER (WHERE m.pinned) AS pinned
     FROM memory_core_memory m
     WHERE m.retired_at IS NULL AND m.expires_at <= statement_timestamp()
-      AND (%(all)s OR m.scope_id = ANY(%(ids)s))
+      AND (%(all)s OR m.scope_id = ANY(%(ids)s::bigint[]))
     GROUP BY m.scope_id
 )
 SELECT c.scope_id, c.held - coalesce(e.live, 0), c.agent - coalesce(e.agent, 0),
        c.pinned - coalesce(e.pinned, 0)
 FROM memory_core_scopecount c
 LEFT JOIN expired e ON e.scope_id = c.scope_id
-WHERE (%(all)s OR c.scope_id = ANY(%(ids)s)) AND c.held > coalesce(e.live, 0)
+WHERE (%(all)s OR c.scope_id = ANY(%(ids)s::bigint[])) AND c.held > coalesce(e.live, 0)
 """
 
 

@@ -66,18 +66,25 @@ def _with_children(scopes):
 
 
 def _rows(nodes, roles, *, base_indent=0, opened=None, closed_ids=frozenset()) -> list[dict]:
-    counts = live_counts([node.item.id for node in nodes])
     return [
         {
             "scope": node.item,
             "indent": min(base_indent + node.indent, MAX_INDENT),
             "role": Role.ADMIN if roles is None else roles[node.item.id],
-            "counts": counts.get(node.item.id, LiveCount()),
             "closed": node.item.id in closed_ids,
             "open": node.item.id == opened,
         }
         for node in nodes
     ]
+
+
+def _counted(rows: list[dict]) -> list[dict]:
+    """Every shown scope's live counts, from one read of the kept table."""
+    counts = live_counts([row["scope"].id for row in rows if "scope" in row])
+    for row in rows:
+        if "scope" in row:
+            row["counts"] = counts.get(row["scope"].id, LiveCount())
+    return rows
 
 
 def _subtree(scope: Scope, roles) -> tuple[list[Node], int]:
@@ -156,7 +163,7 @@ def _search(roles, q: str) -> tuple[list[dict], int]:
         found = found.filter(id__in=list(roles))
     total = found.count()
     page = list(found.order_by("token")[:SEARCH_ROWS])
-    return _rows([Node(s, 0) for s in page], roles), total
+    return _counted(_rows([Node(s, 0) for s in page], roles)), total
 
 
 @console_view
@@ -171,9 +178,10 @@ def scope_list(request):
     opened = _open_scope(request.GET.get("open", ""), roles)
     if opened is not None and wants_fragment(request):
         # htmx: the opened scope's rows, in place of its closed row.
-        rows = _opened_rows(opened, roles, 1 if opened.parent_id else 0, {})
+        rows = _counted(_opened_rows(opened, roles, 1 if opened.parent_id else 0, {}))
         return render_page(request, "console/_scope_rows.html", {"rows": rows})
-    context["rows"], _ = _tree(roles, opened)
+    rows, _ = _tree(roles, opened)
+    context["rows"] = _counted(rows)
     context["opened"] = opened
     return render_page(request, "console/scopes.html", context)
 
