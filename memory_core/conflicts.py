@@ -60,13 +60,13 @@ stale AS MATERIALIZED (
         )
     ) h
     WHERE e.retired_at IS NULL AND e.expires_at <= statement_timestamp()
-      AND h.actor_id IN (SELECT actor_id FROM reached)
+      AND (%(all)s OR h.actor_id IN (SELECT actor_id FROM reached))
 ),
 kept AS (
     SELECT c.actor_id, c.key, c.narrow_id, c.wide_id, c.narrow_scope_id, c.wide_scope_id,
            c.narrow_rank, c.wide_rank, c.authors, c.duplicate
     FROM memory_core_chainconflict c
-    WHERE c.actor_id IN (SELECT actor_id FROM reached)
+    WHERE (%(all)s OR c.actor_id IN (SELECT actor_id FROM reached))
       AND NOT EXISTS (SELECT 1 FROM stale s WHERE s.actor_id = c.actor_id AND s.key = c.key)
     UNION ALL
     SELECT * FROM memory_core_chain_conflicts(
@@ -77,18 +77,38 @@ kept AS (
 ),
 pairs AS (
     SELECT narrow_id, wide_id, authors, count(*) AS actors, min(narrow_rank) AS narrow_rank,
-           min(wide_rank) AS wide_rank, key
+           min(wide_rank) AS wide_rank, key, duplicate
     FROM kept
     WHERE (%(scope)s::bigint IS NULL OR narrow_scope_id = %(scope)s OR wide_scope_id = %(scope)s)
       AND (%(authors)s::text IS NULL OR authors = %(authors)s)
-      AND duplicate = %(duplicates)s
-    GROUP BY narrow_id, wide_id, authors, key
+    GROUP BY narrow_id, wide_id, authors, key, duplicate
 )
-SELECT narrow_id, wide_id, authors, actors, count(*) OVER () AS total
-FROM pairs
+"""
+
+# One page of the kind asked for, with how many pairs there are of it and of the other kind
+# (conflicts beside duplicates), in one statement.
+_PAGE_SQL = (
+    _SQL
+    + """
+SELECT narrow_id, wide_id, authors, actors, total, others
+FROM (
+    SELECT p.*, count(*) FILTER (WHERE duplicate = %(duplicates)s) OVER () AS total,
+           count(*) FILTER (WHERE duplicate <> %(duplicates)s) OVER () AS others
+    FROM pairs p
+) counted
+WHERE duplicate = %(duplicates)s
 ORDER BY (authors = 'agent>human') DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
 LIMIT %(limit)s OFFSET %(offset)s
 """
+)
+_TOTALS_SQL = (
+    _SQL
+    + """
+SELECT count(*) FILTER (WHERE duplicate = %(duplicates)s),
+       count(*) FILTER (WHERE duplicate <> %(duplicates)s)
+FROM pairs
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,23 @@ def conflicts(*, reach_tokens=None, scope=None, authors=None, duplicates=False, 
     """(page of Conflicts, total). reach_tokens=None means every actor (superuser).
     duplicates=False: the pairs whose values differ (the conflicts); True: the pairs whose
     values are the same text (the duplicates)."""
+    page, total, _ = conflicts_page(
+        reach_tokens=reach_tokens,
+        scope=scope,
+        authors=authors,
+        duplicates=duplicates,
+        limit=limit,
+        offset=offset,
+    )
+    return page, total
+
+
+def conflicts_page(
+    *, reach_tokens=None, scope=None, authors=None, duplicates=False, limit=50, offset=0
+):
+    """(page of Conflicts, total, others): as conflicts(), and how many pairs of the other
+    kind (duplicates beside conflicts, or conflicts beside duplicates) match the same
+    filters."""
     if authors is not None and authors not in AUTHOR_COMBINATIONS:
         raise ValueError(f"authors must be one of {AUTHOR_COMBINATIONS}")
     params = {
@@ -116,11 +153,14 @@ def conflicts(*, reach_tokens=None, scope=None, authors=None, duplicates=False, 
         "offset": offset,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_SQL, params)
+        cursor.execute(_PAGE_SQL, params)
         rows = cursor.fetchall()
-    if not rows:
-        return [], 0
+        if not rows:
+            # Past the end, or nothing of this kind: the counts alone.
+            cursor.execute(_TOTALS_SQL, params)
+            total, others = cursor.fetchone()
+            return [], total, others
     ids = {r[0] for r in rows} | {r[1] for r in rows}
     by_id = Memory.objects.select_related("scope", "origin_actor").in_bulk(ids)
-    page = [Conflict(by_id[n], by_id[w], a, c, bool(duplicates)) for n, w, a, c, _ in rows]
-    return page, rows[0][4]
+    page = [Conflict(by_id[n], by_id[w], a, c, bool(duplicates)) for n, w, a, c, _, _ in rows]
+    return page, rows[0][4], rows[0][5]

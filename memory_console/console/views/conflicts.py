@@ -30,7 +30,7 @@ from memory_console.console.forms import (
 from memory_console.console.memory_page import render_memory
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_core import audit
-from memory_core.conflicts import Conflict, conflicts
+from memory_core.conflicts import Conflict, conflicts_page
 from memory_core.errors import NotFound
 from memory_core.models import Scope
 from memory_core.models.access import Role
@@ -111,22 +111,22 @@ def _filter_scope(token: str, roles: _Roles) -> tuple[Scope | None, bool]:
 
 
 def _fetch(reach, scope, authors, number: int, *, duplicates: bool = False):
-    """One page of conflicts (or of duplicates) and its Paginator page; past the end, the
-    last page."""
+    """One page of conflicts (or of duplicates), its Paginator page, and how many pairs of
+    the other kind match; past the end, the last page."""
     kept = {"reach_tokens": reach, "scope": scope, "authors": authors or None}
 
     def fetch(n):
-        return conflicts(**kept, duplicates=duplicates, limit=PAGE_SIZE, offset=(n - 1) * PAGE_SIZE)
+        return conflicts_page(
+            **kept, duplicates=duplicates, limit=PAGE_SIZE, offset=(n - 1) * PAGE_SIZE
+        )
 
-    items, total = fetch(number)
-    if not items and number > 1:
-        # The count comes with the rows; a page past the end has neither.
-        total = conflicts(**kept, duplicates=duplicates, limit=1)[1]
+    items, total, others = fetch(number)
+    if not items and total and number > 1:
         number = max(1, -(-total // PAGE_SIZE))
-        items, total = fetch(number) if total else ([], 0)
+        items, total, others = fetch(number)
     # A Paginator over a range gives the page links without holding any rows.
     page = Paginator(range(total), PAGE_SIZE).get_page(number)
-    return items, page
+    return items, page, others
 
 
 def _scope_choices(roles: _Roles, current: str) -> list[str]:
@@ -150,14 +150,9 @@ def conflict_list(request):
     if matchable:
         reach = reached_actor_tokens(roles.roles)
         number = page_number(request.GET.get("page"))
-        items, page = _fetch(reach, scope, filters["authors"], number, duplicates=duplicates)
-        others = conflicts(
-            reach_tokens=reach,
-            scope=scope,
-            authors=filters["authors"] or None,
-            duplicates=not duplicates,
-            limit=1,
-        )[1]
+        items, page, others = _fetch(
+            reach, scope, filters["authors"], number, duplicates=duplicates
+        )
     else:
         items, page = [], Paginator([], PAGE_SIZE).get_page(1)
     rows = [_row(c, roles) for c in items]
