@@ -13,14 +13,16 @@ a person republished it wider). Such pairs are duplicates, asked for apart
 
 The pairs are data the writes keep (issue 19): memory_core_chainconflict holds, per actor
 and key, the pairs of that actor's chain over its held (not retired) values, rewritten by
-the triggers of migration 0013 in the transaction of every write that can change them. The
-query restates precedence there (precedence.resolve, the rule: the chain as ranks, the
+the triggers of migration 0013 in the transaction of every write that can change them;
+those triggers restate precedence (precedence.resolve, the rule: the chain as ranks, the
 actor's own scope 0, memberships in order, `global` last at 32767; the winner of a key
-DISTINCT ON its narrowest rank, memory_core_chain_conflicts()). This read groups the rows
-of the actors in reach into pairs. Expiry is the clock's, not a write's: an (actor, key)
-whose chain holds a value that has expired since is resolved again here, over live values
-(memory_expiry_idx finds them; there are normally none). tests/test_rule_copies.py holds the
-result to precedence.resolve over generated organisations.
+DISTINCT ON its narrowest rank: memory_core_chain_conflicts()) and regroup the pairs they
+touch over every actor (memory_core_conflictpair). A superuser's read is a page of those
+pairs in index order; a narrower reach groups the rows of the actors in it. Expiry is the
+clock's, not a write's: an (actor, key) whose chain holds a value that has expired since
+is resolved again at read time, over live values (memory_expiry_idx finds them; there are
+normally none, and while there are any the superuser's read groups rows too).
+tests/test_rule_copies.py holds the result to precedence.resolve over generated organisations.
 """
 
 from dataclasses import dataclass
@@ -110,6 +112,31 @@ FROM pairs
 """
 )
 
+# Every actor (the superuser), and no held value has expired (the usual case): the pairs as
+# kept, grouped over every actor already (memory_core_conflictpair), read in the page's
+# order on conflictpair_page_idx.
+_ANY_EXPIRED_SQL = """
+SELECT EXISTS (
+    SELECT 1 FROM memory_core_memory
+    WHERE retired_at IS NULL AND expires_at <= statement_timestamp()
+)
+"""
+_KEPT_FILTERS = """
+    (%(scope)s::bigint IS NULL OR narrow_scope_id = %(scope)s OR wide_scope_id = %(scope)s)
+    AND (%(authors)s::text IS NULL OR authors = %(authors)s)
+"""
+_KEPT_PAGE_SQL = f"""
+SELECT narrow_id, wide_id, authors, actors FROM memory_core_conflictpair
+WHERE duplicate = %(duplicates)s AND {_KEPT_FILTERS}
+ORDER BY duplicate, agent_over_human DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+_KEPT_TOTALS_SQL = f"""
+SELECT count(*) FILTER (WHERE duplicate = %(duplicates)s),
+       count(*) FILTER (WHERE duplicate <> %(duplicates)s)
+FROM memory_core_conflictpair WHERE {_KEPT_FILTERS}
+"""
+
 
 @dataclass(frozen=True)
 class Conflict:
@@ -153,8 +180,16 @@ def conflicts_page(
         "offset": offset,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_PAGE_SQL, params)
-        rows = cursor.fetchall()
+        cursor.execute(_ANY_EXPIRED_SQL)
+        if reach_tokens is None and not cursor.fetchone()[0]:
+            cursor.execute(_KEPT_PAGE_SQL, params)
+            found = cursor.fetchall()
+            cursor.execute(_KEPT_TOTALS_SQL, params)
+            total, others = cursor.fetchone()
+            rows = [(*row, total, others) for row in found]
+        else:
+            cursor.execute(_PAGE_SQL, params)
+            rows = cursor.fetchall()
         if not rows:
             # Past the end, or nothing of this kind: the counts alone.
             cursor.execute(_TOTALS_SQL, params)

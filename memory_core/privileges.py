@@ -44,6 +44,7 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # as the owner; the server reads them and cannot make them disagree with the memories.
     "memory_core_scopecount": (SELECT,),
     "memory_core_chainconflict": (SELECT,),
+    "memory_core_conflictpair": (SELECT,),
     "memory_core_digestline": (SELECT, INSERT, UPDATE),
     # Scopes move under a new parent when an actor's memberships change; actors are renamed.
     # Neither is ever deleted (memories and the ledger refer to them).

@@ -103,11 +103,37 @@ def _resolved_conflicts() -> list:
         return sorted(cursor.fetchall())
 
 
+PAIR_COLUMNS = (
+    "narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, agent_over_human, "
+    "duplicate, actors, narrow_rank, wide_rank"
+)
+
+
+def _kept_pairs() -> list:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {PAIR_COLUMNS} FROM memory_core_conflictpair")
+        return sorted(cursor.fetchall())
+
+
+def _grouped_pairs() -> list:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
+                      authors = 'agent>human', duplicate, count(*), min(narrow_rank),
+                      min(wide_rank)
+               FROM memory_core_chainconflict
+               GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
+                        duplicate"""
+        )
+        return sorted(cursor.fetchall())
+
+
 def assert_kept_equals_recomputed():
     assert _kept_counts() == _held_counts()
     counts = {sid: (c.live, c.agent, c.pinned) for sid, c in live_counts().items()}
     assert counts == _live_counts_recomputed()
     assert _kept_conflicts() == _resolved_conflicts()
+    assert _kept_pairs() == _grouped_pairs()
     # And the page's reading of the kept rows is precedence's (expiry applied at read time).
     records, now = live_records(), timezone.now()
     expected: dict = {}
@@ -293,6 +319,7 @@ def test_the_server_role_may_read_the_kept_tables_but_never_write_them(db, org, 
         "INSERT INTO memory_core_scopecount (scope_id, held, agent, pinned) VALUES (-1, 1, 0, 0)",
         "DELETE FROM memory_core_chainconflict",
         "UPDATE memory_core_chainconflict SET duplicate = NOT duplicate",
+        "DELETE FROM memory_core_conflictpair",
     ]
     for statement in statements:
         with pytest.raises(DatabaseError, match="permission denied"):

@@ -36,6 +36,31 @@ class Migration(migrations.Migration):
                 ('wide_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
             ],
         ),
+        migrations.CreateModel(
+            name='ConflictPair',
+            fields=[
+                ('pk', models.CompositePrimaryKey('narrow_id', 'wide_id', blank=True, editable=False, primary_key=True, serialize=False)),
+                ('key', models.CharField(max_length=64)),
+                ('authors', models.CharField(max_length=16)),
+                ('agent_over_human', models.BooleanField()),
+                ('duplicate', models.BooleanField()),
+                ('actors', models.IntegerField()),
+                ('narrow_rank', models.IntegerField()),
+                ('wide_rank', models.IntegerField()),
+                ('narrow', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
+                ('narrow_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
+                ('wide', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
+                ('wide_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
+            ],
+        ),
+        migrations.AddIndex(
+            model_name='chainconflict',
+            index=models.Index(fields=['narrow', 'wide'], name='chainconflict_pair_idx'),
+        ),
+        migrations.AddIndex(
+            model_name='conflictpair',
+            index=models.Index(models.F('duplicate'), models.OrderBy(models.F('agent_over_human'), descending=True), models.F('key'), models.F('narrow_rank'), models.F('wide_rank'), models.F('narrow'), models.F('wide'), name='conflictpair_page_idx'),
+        ),
     ]
 
 
@@ -108,23 +133,64 @@ LANGUAGE sql STABLE AS $$
     JOIN placed p ON p.actor_id = w.actor_id AND p.key = w.key AND p.rank > w.rank
 $$;
 
+CREATE FUNCTION memory_core_regroup_pairs(n_ids bigint[], w_ids bigint[])
+RETURNS void LANGUAGE plpgsql AS $$
+-- The pairs (n_ids[i], w_ids[i]) grouped again from their actors' rows.
+BEGIN
+    IF n_ids IS NULL OR cardinality(n_ids) = 0 THEN
+        RETURN;
+    END IF;
+    DELETE FROM memory_core_conflictpair p
+    USING (SELECT DISTINCT * FROM unnest(n_ids, w_ids) AS u(narrow_id, wide_id)) u
+    WHERE p.narrow_id = u.narrow_id AND p.wide_id = u.wide_id;
+    INSERT INTO memory_core_conflictpair
+        (narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, agent_over_human,
+         duplicate, actors, narrow_rank, wide_rank)
+    SELECT c.narrow_id, c.wide_id, c.key, c.narrow_scope_id, c.wide_scope_id, c.authors,
+           c.authors = 'agent>human', c.duplicate, count(*), min(c.narrow_rank),
+           min(c.wide_rank)
+    FROM (SELECT DISTINCT * FROM unnest(n_ids, w_ids) AS u(narrow_id, wide_id)) u
+    JOIN memory_core_chainconflict c ON c.narrow_id = u.narrow_id AND c.wide_id = u.wide_id
+    GROUP BY c.narrow_id, c.wide_id, c.key, c.narrow_scope_id, c.wide_scope_id, c.authors,
+             c.duplicate;
+END;
+$$;
+
 CREATE FUNCTION memory_core_rebuild_conflicts(a_ids bigint[], a_keys text[])
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    gone_n bigint[]; gone_w bigint[]; new_n bigint[]; new_w bigint[];
 BEGIN
     IF a_ids IS NULL OR cardinality(a_ids) = 0 THEN
         RETURN;
     END IF;
     IF a_keys IS NULL THEN
-        DELETE FROM memory_core_chainconflict x WHERE x.actor_id = ANY(a_ids);
+        WITH gone AS (
+            DELETE FROM memory_core_chainconflict x WHERE x.actor_id = ANY(a_ids)
+            RETURNING x.narrow_id, x.wide_id
+        )
+        SELECT array_agg(narrow_id), array_agg(wide_id) INTO gone_n, gone_w FROM gone;
     ELSE
-        DELETE FROM memory_core_chainconflict x
-        USING unnest(a_ids, a_keys) AS w(actor_id, key)
-        WHERE x.actor_id = w.actor_id AND x.key = w.key;
+        WITH gone AS (
+            DELETE FROM memory_core_chainconflict x
+            USING unnest(a_ids, a_keys) AS w(actor_id, key)
+            WHERE x.actor_id = w.actor_id AND x.key = w.key
+            RETURNING x.narrow_id, x.wide_id
+        )
+        SELECT array_agg(narrow_id), array_agg(wide_id) INTO gone_n, gone_w FROM gone;
     END IF;
-    INSERT INTO memory_core_chainconflict
-        (actor_id, key, narrow_id, wide_id, narrow_scope_id, wide_scope_id, narrow_rank,
-         wide_rank, authors, duplicate)
-    SELECT * FROM memory_core_chain_conflicts(a_ids, a_keys, NULL);
+    WITH added AS (
+        INSERT INTO memory_core_chainconflict
+            (actor_id, key, narrow_id, wide_id, narrow_scope_id, wide_scope_id, narrow_rank,
+             wide_rank, authors, duplicate)
+        SELECT * FROM memory_core_chain_conflicts(a_ids, a_keys, NULL)
+        RETURNING narrow_id, wide_id
+    )
+    SELECT array_agg(narrow_id), array_agg(wide_id) INTO new_n, new_w FROM added;
+    PERFORM memory_core_regroup_pairs(
+        coalesce(gone_n, '{{}}') || coalesce(new_n, '{{}}'),
+        coalesce(gone_w, '{{}}') || coalesce(new_w, '{{}}')
+    );
 END;
 $$;
 
@@ -298,6 +364,7 @@ DROP FUNCTION memory_core_memory_deleted();
 DROP FUNCTION memory_core_memory_inserted();
 DROP FUNCTION memory_core_values_changed(bigint[], text[]);
 DROP FUNCTION memory_core_rebuild_conflicts(bigint[], text[]);
+DROP FUNCTION memory_core_regroup_pairs(bigint[], bigint[]);
 DROP FUNCTION memory_core_chain_conflicts(bigint[], text[], timestamptz);
 """
 

@@ -4,7 +4,7 @@ from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
 from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.embeddings import Embedding
 from memory_core.models.ledger import LedgerEvent
-from memory_core.models.maintained import ChainConflict, ScopeCount
+from memory_core.models.maintained import ChainConflict, ConflictPair, ScopeCount
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
 from memory_core.models.throttle import LoginAttempt
@@ -15,6 +15,7 @@ __all__ = [
     "Actor",
     "ApiKey",
     "ChainConflict",
+    "ConflictPair",
     "Author",
     "Digest",
     "DigestLine",

@@ -67,3 +67,59 @@ class ChainConflict(models.Model):
     wide_rank = models.IntegerField()
     authors = models.CharField(max_length=16)  # "agent>human": narrow's author, then wide's
     duplicate = models.BooleanField()  # the same text: a duplicate, not a conflict
+
+    class Meta:
+        indexes = [
+            # ConflictPair is regrouped from these rows, pair by pair.
+            models.Index(fields=["narrow", "wide"], name="chainconflict_pair_idx"),
+        ]
+
+
+class ConflictPair(models.Model):
+    """One (narrow, wide) pair over every actor: the rows of ChainConflict grouped, kept by
+    the same triggers, so the superuser's conflicts page reads an index in its own order
+    instead of grouping every actor's rows."""
+
+    pk = models.CompositePrimaryKey("narrow_id", "wide_id")
+    narrow = models.ForeignKey(
+        "memory_core.Memory",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,  # the primary key leads with it
+        related_name="+",
+    )
+    wide = models.ForeignKey(
+        "memory_core.Memory",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    key = models.CharField(max_length=64)
+    narrow_scope = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    wide_scope = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    authors = models.CharField(max_length=16)
+    agent_over_human = models.BooleanField()  # authors == "agent>human": listed first
+    duplicate = models.BooleanField()
+    actors = models.IntegerField()  # in how many chains
+    narrow_rank = models.IntegerField()  # the narrowest position over those chains
+    wide_rank = models.IntegerField()
+
+    class Meta:
+        indexes = [
+            # The conflicts page's order, per kind (conflicts, duplicates).
+            models.Index(
+                "duplicate",
+                models.F("agent_over_human").desc(),
+                "key",
+                "narrow_rank",
+                "wide_rank",
+                "narrow",
+                "wide",
+                name="conflictpair_page_idx",
+            ),
+        ]
