@@ -186,6 +186,8 @@ def conflicts_page(
             found = cursor.fetchall()
             cursor.execute(_KEPT_TOTALS_SQL, params)
             total, others = cursor.fetchone()
+            if not found:
+                return [], total, others
             rows = [(*row, total, others) for row in found]
         else:
             cursor.execute(_PAGE_SQL, params)
