@@ -105,7 +105,7 @@ def _resolved_conflicts() -> list:
 
 PAIR_COLUMNS = (
     "narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, agent_over_human, "
-    "duplicate, actors, narrow_rank, wide_rank"
+    "duplicate, actors"
 )
 
 
@@ -119,8 +119,7 @@ def _grouped_pairs() -> list:
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
-                      authors = 'agent>human', duplicate, count(*), min(narrow_rank),
-                      min(wide_rank)
+                      authors = 'agent>human', duplicate, count(*)
                FROM memory_core_chainconflict
                GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
                         duplicate"""
@@ -327,3 +326,43 @@ def test_the_server_role_may_read_the_kept_tables_but_never_write_them(db, org, 
                 cursor.execute(statement)
     assert ScopeCount.objects.filter(scope=org.acme, held=1).exists()
     assert ChainConflict.objects.count() == len(_resolved_conflicts())
+
+
+def test_concurrent_writes_to_shared_chains_keep_the_summaries_exact(transactional_db, org):
+    """A person publishing at the tenant and team while agents remember the same key for
+    two actors of both: every write succeeds (the maintenance locks an actor's chain, and
+    pair counts are increments) and the kept tables end equal to the recomputed ones."""
+    import threading
+
+    from django.db import connection as conn
+
+    from memory_core.principals import Principal
+
+    person = Principal.system("cli:test")
+    errors = []
+
+    def run(work):
+        try:
+            for n in range(8):
+                work(n)
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+        finally:
+            conn.close()
+
+    def people(n):
+        writes.publish([org.acme, org.ops][n % 2], "tone", f"policy {n}", principal=person)
+
+    def agents(n):
+        actor = [org.u1, org.u2][n % 2]
+        writes.remember(actor, "tone", f"note {n}", principal=person)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in (people, agents, people)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert _kept_counts() == _held_counts()
+    assert _kept_conflicts() == _resolved_conflicts()
+    assert _kept_pairs() == _grouped_pairs()

@@ -45,8 +45,6 @@ class Migration(migrations.Migration):
                 ('agent_over_human', models.BooleanField()),
                 ('duplicate', models.BooleanField()),
                 ('actors', models.IntegerField()),
-                ('narrow_rank', models.IntegerField()),
-                ('wide_rank', models.IntegerField()),
                 ('narrow', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
                 ('narrow_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
                 ('wide', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
@@ -54,12 +52,8 @@ class Migration(migrations.Migration):
             ],
         ),
         migrations.AddIndex(
-            model_name='chainconflict',
-            index=models.Index(fields=['narrow', 'wide'], name='chainconflict_pair_idx'),
-        ),
-        migrations.AddIndex(
             model_name='conflictpair',
-            index=models.Index(models.F('duplicate'), models.OrderBy(models.F('agent_over_human'), descending=True), models.F('key'), models.F('narrow_rank'), models.F('wide_rank'), models.F('narrow'), models.F('wide'), name='conflictpair_page_idx'),
+            index=models.Index(models.F('duplicate'), models.OrderBy(models.F('agent_over_human'), descending=True), models.F('key'), models.F('narrow'), models.F('wide'), name='conflictpair_page_idx'),
         ),
     ]
 
@@ -133,64 +127,76 @@ LANGUAGE sql STABLE AS $$
     JOIN placed p ON p.actor_id = w.actor_id AND p.key = w.key AND p.rank > w.rank
 $$;
 
-CREATE FUNCTION memory_core_regroup_pairs(n_ids bigint[], w_ids bigint[])
-RETURNS void LANGUAGE plpgsql AS $$
--- The pairs (n_ids[i], w_ids[i]) grouped again from their actors' rows.
-BEGIN
-    IF n_ids IS NULL OR cardinality(n_ids) = 0 THEN
-        RETURN;
-    END IF;
-    DELETE FROM memory_core_conflictpair p
-    USING (SELECT DISTINCT * FROM unnest(n_ids, w_ids) AS u(narrow_id, wide_id)) u
-    WHERE p.narrow_id = u.narrow_id AND p.wide_id = u.wide_id;
-    INSERT INTO memory_core_conflictpair
-        (narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, agent_over_human,
-         duplicate, actors, narrow_rank, wide_rank)
-    SELECT c.narrow_id, c.wide_id, c.key, c.narrow_scope_id, c.wide_scope_id, c.authors,
-           c.authors = 'agent>human', c.duplicate, count(*), min(c.narrow_rank),
-           min(c.wide_rank)
-    FROM (SELECT DISTINCT * FROM unnest(n_ids, w_ids) AS u(narrow_id, wide_id)) u
-    JOIN memory_core_chainconflict c ON c.narrow_id = u.narrow_id AND c.wide_id = u.wide_id
-    GROUP BY c.narrow_id, c.wide_id, c.key, c.narrow_scope_id, c.wide_scope_id, c.authors,
-             c.duplicate;
-END;
-$$;
-
 CREATE FUNCTION memory_core_rebuild_conflicts(a_ids bigint[], a_keys text[])
 RETURNS void LANGUAGE plpgsql AS $$
+-- The rows of (a_ids[i], a_keys[i]) (or of every key of a_ids when a_keys is NULL) deleted
+-- and resolved again; each pair counted down for every row removed and up for every row
+-- added. The actors' rows are locked first, in id order, until commit: two writes that
+-- touch one actor's chain (a person's publish at a team, its agent's remember) resolve it
+-- one after the other, the second seeing the first's committed values. The pair counts are
+-- increments, which commute, so writes for different actors never wait for each other.
 DECLARE
-    gone_n bigint[]; gone_w bigint[]; new_n bigint[]; new_w bigint[];
+    g_n bigint[]; g_w bigint[]; g_k text[]; g_ns bigint[]; g_ws bigint[]; g_a text[];
+    g_d boolean[]; z_n bigint[]; z_w bigint[];
 BEGIN
     IF a_ids IS NULL OR cardinality(a_ids) = 0 THEN
         RETURN;
     END IF;
+    PERFORM 1 FROM memory_core_actor WHERE id = ANY(a_ids) ORDER BY id FOR NO KEY UPDATE;
     IF a_keys IS NULL THEN
         WITH gone AS (
             DELETE FROM memory_core_chainconflict x WHERE x.actor_id = ANY(a_ids)
-            RETURNING x.narrow_id, x.wide_id
+            RETURNING x.*
         )
-        SELECT array_agg(narrow_id), array_agg(wide_id) INTO gone_n, gone_w FROM gone;
+        SELECT array_agg(narrow_id), array_agg(wide_id), array_agg(key),
+               array_agg(narrow_scope_id), array_agg(wide_scope_id), array_agg(authors),
+               array_agg(duplicate)
+        INTO g_n, g_w, g_k, g_ns, g_ws, g_a, g_d FROM gone;
     ELSE
         WITH gone AS (
             DELETE FROM memory_core_chainconflict x
             USING unnest(a_ids, a_keys) AS w(actor_id, key)
             WHERE x.actor_id = w.actor_id AND x.key = w.key
-            RETURNING x.narrow_id, x.wide_id
+            RETURNING x.*
         )
-        SELECT array_agg(narrow_id), array_agg(wide_id) INTO gone_n, gone_w FROM gone;
+        SELECT array_agg(narrow_id), array_agg(wide_id), array_agg(key),
+               array_agg(narrow_scope_id), array_agg(wide_scope_id), array_agg(authors),
+               array_agg(duplicate)
+        INTO g_n, g_w, g_k, g_ns, g_ws, g_a, g_d FROM gone;
     END IF;
     WITH added AS (
         INSERT INTO memory_core_chainconflict
             (actor_id, key, narrow_id, wide_id, narrow_scope_id, wide_scope_id, narrow_rank,
              wide_rank, authors, duplicate)
         SELECT * FROM memory_core_chain_conflicts(a_ids, a_keys, NULL)
-        RETURNING narrow_id, wide_id
+        RETURNING narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate
+    ),
+    delta AS (
+        SELECT added.*, 1 AS d FROM added
+        UNION ALL
+        SELECT u.*, -1 FROM unnest(g_n, g_w, g_k, g_ns, g_ws, g_a, g_d)
+            AS u(narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate)
+    ),
+    counted AS (
+        INSERT INTO memory_core_conflictpair AS p
+            (narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
+             agent_over_human, duplicate, actors)
+        SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
+               authors = 'agent>human', duplicate, sum(d)
+        FROM delta
+        GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate
+        HAVING sum(d) <> 0
+        ORDER BY narrow_id, wide_id
+        ON CONFLICT (narrow_id, wide_id) DO UPDATE SET actors = p.actors + EXCLUDED.actors
+        RETURNING p.narrow_id, p.wide_id, p.actors
     )
-    SELECT array_agg(narrow_id), array_agg(wide_id) INTO new_n, new_w FROM added;
-    PERFORM memory_core_regroup_pairs(
-        coalesce(gone_n, '{{}}') || coalesce(new_n, '{{}}'),
-        coalesce(gone_w, '{{}}') || coalesce(new_w, '{{}}')
-    );
+    SELECT array_agg(narrow_id), array_agg(wide_id) INTO z_n, z_w
+    FROM counted WHERE actors <= 0;
+    IF z_n IS NOT NULL THEN
+        DELETE FROM memory_core_conflictpair p
+        USING unnest(z_n, z_w) AS z(narrow_id, wide_id)
+        WHERE p.narrow_id = z.narrow_id AND p.wide_id = z.wide_id AND p.actors <= 0;
+    END IF;
 END;
 $$;
 
@@ -364,7 +370,6 @@ DROP FUNCTION memory_core_memory_deleted();
 DROP FUNCTION memory_core_memory_inserted();
 DROP FUNCTION memory_core_values_changed(bigint[], text[]);
 DROP FUNCTION memory_core_rebuild_conflicts(bigint[], text[]);
-DROP FUNCTION memory_core_regroup_pairs(bigint[], bigint[]);
 DROP FUNCTION memory_core_chain_conflicts(bigint[], text[], timestamptz);
 """
 

@@ -68,17 +68,12 @@ class ChainConflict(models.Model):
     authors = models.CharField(max_length=16)  # "agent>human": narrow's author, then wide's
     duplicate = models.BooleanField()  # the same text: a duplicate, not a conflict
 
-    class Meta:
-        indexes = [
-            # ConflictPair is regrouped from these rows, pair by pair.
-            models.Index(fields=["narrow", "wide"], name="chainconflict_pair_idx"),
-        ]
-
 
 class ConflictPair(models.Model):
-    """One (narrow, wide) pair over every actor: the rows of ChainConflict grouped, kept by
-    the same triggers, so the superuser's conflicts page reads an index in its own order
-    instead of grouping every actor's rows."""
+    """One (narrow, wide) pair over every actor: how many ChainConflict rows it has, kept by
+    the same triggers as increments (+1 per row added, -1 per row removed, commutative, so
+    concurrent writes never lose one), so the superuser's conflicts page reads an index in
+    its own order instead of grouping every actor's rows."""
 
     pk = models.CompositePrimaryKey("narrow_id", "wide_id")
     narrow = models.ForeignKey(
@@ -106,8 +101,6 @@ class ConflictPair(models.Model):
     agent_over_human = models.BooleanField()  # authors == "agent>human": listed first
     duplicate = models.BooleanField()
     actors = models.IntegerField()  # in how many chains
-    narrow_rank = models.IntegerField()  # the narrowest position over those chains
-    wide_rank = models.IntegerField()
 
     class Meta:
         indexes = [
@@ -116,8 +109,6 @@ class ConflictPair(models.Model):
                 "duplicate",
                 models.F("agent_over_human").desc(),
                 "key",
-                "narrow_rank",
-                "wide_rank",
                 "narrow",
                 "wide",
                 name="conflictpair_page_idx",
