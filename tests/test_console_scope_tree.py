@@ -149,3 +149,15 @@ def test_the_page_needs_no_count_per_scope(client, users, org, memories):
         client.get("/scopes/?open=tenant:acme")
     grouped = [q["sql"] for q in queries if "GROUP BY" in q["sql"]]
     assert len(grouped) == 1 and "memory_core_scopecount" in grouped[0]
+
+
+def test_grants_at_several_tenants_show_each_tenant_closed(client, users, org):
+    from memory_core.grants import grant
+    from memory_core.principals import Principal
+
+    grant("owner", org.globex, "auditor", principal=Principal.system("cli:test"))
+    login(client, users.owner)
+    html = client.get("/scopes/").text
+    assert _tokens(html) == {"tenant:acme", "tenant:globex"}
+    assert 'hx-get="/scopes/?open=tenant%3Aglobex"' in html
+    assert "actor:globex/x9" in _tokens(client.get("/scopes/?open=tenant:globex").text)

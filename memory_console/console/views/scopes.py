@@ -39,9 +39,10 @@ from memory_core.summaries import LiveCount, live_counts
 # `global` shows its children (the tenants, and scopes outside every tenant) each closed; a
 # closed scope opens on demand, with a plain link (`?open=<token>`, the page with that
 # scope's subtree shown under it) or, with htmx, the same address answering only the rows
-# of that scope and its subtree in place of its row. Every other scope that is open (a root
-# of the user's tree other than `global`, or the one named by `?open=`) shows its whole
-# subtree, up to SUBTREE_ROWS rows. `?q=` searches by name instead of showing the tree.
+# of that scope and its subtree in place of its row. The root of the user's tree, when it
+# is not `global` and is the only one, and the scope `?open=` names, show their whole
+# subtree, up to SUBTREE_ROWS rows; several roots (grants at several tenants) are each
+# closed, like `global`'s children. `?q=` searches by name instead of showing the tree.
 SUBTREE_ROWS = 200
 SEARCH_ROWS = 100
 
@@ -113,7 +114,7 @@ def _open_scope(token: str, roles) -> Scope | None:
 def _tree(roles, opened: Scope | None) -> tuple[list[dict], dict]:
     """The rows of the tree, and what was left out of an open scope's subtree."""
     readable = _scopes() if roles is None else _scopes().filter(id__in=list(roles))
-    roots = [n.item for n in flatten_tree(readable.filter(depth_root_filter(roles)))]
+    roots = [n.item for n in flatten_tree(_with_children(readable.filter(_roots(roles))))]
     # A scope deeper down opens with the child of `global` it hangs under.
     path = {s.id for s in ancestors(opened)} if opened is not None else set()
     rows: list[dict] = []
@@ -130,7 +131,11 @@ def _tree(roles, opened: Scope | None) -> tuple[list[dict], dict]:
                     closed = {child.id} if child.has_children else set()
                     rows += _rows([Node(child, 1)], roles, closed_ids=closed)
             continue
-        rows += _opened_rows(root, roles, 0, more)
+        if len(roots) == 1 or root.id in path or not root.has_children:
+            rows += _opened_rows(root, roles, 0, more)
+        else:
+            # Several roots (grants at several tenants): each closed, as under `global`.
+            rows += _rows([Node(root, 0)], roles, closed_ids={root.id})
     return rows, more
 
 
@@ -144,7 +149,7 @@ def _opened_rows(scope: Scope, roles, indent: int, more: dict) -> list[dict]:
     return rows
 
 
-def depth_root_filter(roles):
+def _roots(roles):
     """The roots of what the user reads: `global` for whoever reads it, else each readable
     scope whose parent is not readable."""
     if roles is None:
