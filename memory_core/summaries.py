@@ -34,8 +34,9 @@ WITH expired AS (
     GROUP BY m.scope_id
 )
 SELECT c.scope_id, c.held - coalesce(e.live, 0), c.agent - coalesce(e.agent, 0),
-       c.pinned - coalesce(e.pinned, 0)
+       c.pinned - coalesce(e.pinned, 0), s.token
 FROM memory_core_scopecount c
+JOIN memory_core_scope s ON s.id = c.scope_id
 LEFT JOIN expired e ON e.scope_id = c.scope_id
 WHERE (%(all)s OR c.scope_id = ANY(%(ids)s::bigint[])) AND c.held > coalesce(e.live, 0)
 """
@@ -44,7 +45,19 @@ WHERE (%(all)s OR c.scope_id = ANY(%(ids)s::bigint[])) AND c.held > coalesce(e.l
 def live_counts(scope_ids=None) -> dict[int, LiveCount]:
     """{scope id: LiveCount} for the given scopes (None: every scope); scopes holding no
     live memory are left out."""
+    return {sid: count for sid, (_, count) in _read(scope_ids).items()}
+
+
+def live_counts_by_token(scope_ids=None) -> dict[str, LiveCount]:
+    """As live_counts, keyed by scope token (the dashboard's table), in the same query."""
+    return dict(_read(scope_ids).values())
+
+
+def _read(scope_ids) -> dict[int, tuple[str, LiveCount]]:
     params = {"all": scope_ids is None, "ids": sorted(scope_ids or [])}
     with connection.cursor() as cursor:
         cursor.execute(_SQL, params)
-        return {sid: LiveCount(live, agent, pinned) for sid, live, agent, pinned in cursor}
+        return {
+            sid: (token, LiveCount(live, agent, pinned))
+            for sid, live, agent, pinned, token in cursor
+        }

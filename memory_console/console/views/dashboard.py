@@ -26,8 +26,7 @@ from memory_console.console.access import (
 from memory_console.console.charts import Series, last_days, stacked_daily_bars
 from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
-from memory_core.models import Scope
-from memory_core.summaries import live_counts
+from memory_core.summaries import live_counts_by_token
 
 WINDOW_DAYS = 30
 AGENT_WRITES = ["memory.remembered"]
@@ -71,12 +70,10 @@ def _live_counts(reach):
     """Live memories per scope and author, biggest scopes first, from the counts the
     database keeps (memory_core.summaries): a few rows per scope, never a GROUP BY over
     the memories."""
-    counts = live_counts(None if reach.everything else reach.scope_ids)
-    tokens = dict(Scope.objects.filter(id__in=list(counts)).values_list("id", "token"))
+    counts = live_counts_by_token(None if reach.everything else reach.scope_ids)
     table = [
-        {"token": tokens[sid], "human": c.human, "agent": c.agent, "total": c.live}
-        for sid, c in counts.items()
-        if sid in tokens
+        {"token": token, "human": c.human, "agent": c.agent, "total": c.live}
+        for token, c in counts.items()
     ]
     table.sort(key=lambda c: (-c["total"], c["token"]))
     return table
