@@ -18,9 +18,9 @@ those triggers restate precedence (precedence.resolve, the rule: the chain as ra
 actor's own scope 0, memberships in order, `global` last at 32767; the winner of a key
 DISTINCT ON its narrowest rank: memory_core_chain_conflicts()) and regroup the pairs they
 touch over every actor (memory_core_conflictpair, counts kept as increments). A
-superuser's read is a page of those pairs in index order (agent over person first, then
-by key, then by the pair's ids: a pair spans chains, so it has no one chain position); a
-narrower reach groups the rows of the actors in it. Expiry is the
+superuser's read is a page of those pairs in index order (as below: agent over person
+first, then key, then the pair's narrowest positions in the chains it spans); a narrower
+reach groups the rows of the actors in it. Expiry is the
 clock's, not a write's: an (actor, key) whose chain holds a value that has expired since
 is resolved again at read time, over live values (memory_expiry_idx finds them; there are
 normally none, and while there are any the superuser's read groups rows too).
@@ -130,7 +130,7 @@ _KEPT_FILTERS = """
 _KEPT_PAGE_SQL = f"""
 SELECT narrow_id, wide_id, authors, actors FROM memory_core_conflictpair
 WHERE duplicate = %(duplicates)s AND {_KEPT_FILTERS}
-ORDER BY duplicate, agent_over_human DESC, key, narrow_id, wide_id
+ORDER BY duplicate, agent_over_human DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 _KEPT_TOTALS_SQL = f"""

@@ -105,7 +105,7 @@ def _resolved_conflicts() -> list:
 
 PAIR_COLUMNS = (
     "narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, agent_over_human, "
-    "duplicate, actors"
+    "duplicate, actors, narrow_rank, wide_rank"
 )
 
 
@@ -119,7 +119,8 @@ def _grouped_pairs() -> list:
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
-                      authors = 'agent>human', duplicate, count(*)
+                      authors = 'agent>human', duplicate, count(*), min(narrow_rank),
+                      min(wide_rank)
                FROM memory_core_chainconflict
                GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
                         duplicate"""

@@ -45,6 +45,8 @@ class Migration(migrations.Migration):
                 ('agent_over_human', models.BooleanField()),
                 ('duplicate', models.BooleanField()),
                 ('actors', models.IntegerField()),
+                ('narrow_rank', models.IntegerField()),
+                ('wide_rank', models.IntegerField()),
                 ('narrow', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
                 ('narrow_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
                 ('wide', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
@@ -52,8 +54,12 @@ class Migration(migrations.Migration):
             ],
         ),
         migrations.AddIndex(
+            model_name='chainconflict',
+            index=models.Index(fields=['narrow', 'wide'], name='chainconflict_pair_idx'),
+        ),
+        migrations.AddIndex(
             model_name='conflictpair',
-            index=models.Index(models.F('duplicate'), models.OrderBy(models.F('agent_over_human'), descending=True), models.F('key'), models.F('narrow'), models.F('wide'), name='conflictpair_page_idx'),
+            index=models.Index(models.F('duplicate'), models.OrderBy(models.F('agent_over_human'), descending=True), models.F('key'), models.F('narrow_rank'), models.F('wide_rank'), models.F('narrow'), models.F('wide'), name='conflictpair_page_idx'),
         ),
     ]
 
@@ -137,7 +143,7 @@ RETURNS void LANGUAGE plpgsql AS $$
 -- increments, which commute, so writes for different actors never wait for each other.
 DECLARE
     g_n bigint[]; g_w bigint[]; g_k text[]; g_ns bigint[]; g_ws bigint[]; g_a text[];
-    g_d boolean[]; z_n bigint[]; z_w bigint[];
+    g_d boolean[]; z_n bigint[]; z_w bigint[]; k_n bigint[]; k_w bigint[];
 BEGIN
     IF a_ids IS NULL OR cardinality(a_ids) = 0 THEN
         RETURN;
@@ -169,33 +175,56 @@ BEGIN
             (actor_id, key, narrow_id, wide_id, narrow_scope_id, wide_scope_id, narrow_rank,
              wide_rank, authors, duplicate)
         SELECT * FROM memory_core_chain_conflicts(a_ids, a_keys, NULL)
-        RETURNING narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate
+        RETURNING narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate,
+                  narrow_rank, wide_rank
     ),
     delta AS (
         SELECT added.*, 1 AS d FROM added
         UNION ALL
-        SELECT u.*, -1 FROM unnest(g_n, g_w, g_k, g_ns, g_ws, g_a, g_d)
+        SELECT u.*, 32767, 32767, -1 FROM unnest(g_n, g_w, g_k, g_ns, g_ws, g_a, g_d)
             AS u(narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate)
     ),
     counted AS (
         INSERT INTO memory_core_conflictpair AS p
             (narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
-             agent_over_human, duplicate, actors)
+             agent_over_human, duplicate, actors, narrow_rank, wide_rank)
         SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
-               authors = 'agent>human', duplicate, sum(d)
+               authors = 'agent>human', duplicate, sum(d), min(narrow_rank), min(wide_rank)
         FROM delta
         GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, duplicate
-        HAVING sum(d) <> 0
+        HAVING sum(d) <> 0 OR min(d) < 0
         ORDER BY narrow_id, wide_id
-        ON CONFLICT (narrow_id, wide_id) DO UPDATE SET actors = p.actors + EXCLUDED.actors
+        ON CONFLICT (narrow_id, wide_id) DO UPDATE SET
+            actors = p.actors + EXCLUDED.actors,
+            narrow_rank = least(p.narrow_rank, EXCLUDED.narrow_rank),
+            wide_rank = least(p.wide_rank, EXCLUDED.wide_rank)
         RETURNING p.narrow_id, p.wide_id, p.actors
     )
-    SELECT array_agg(narrow_id), array_agg(wide_id) INTO z_n, z_w
-    FROM counted WHERE actors <= 0;
+    SELECT array_agg(narrow_id) FILTER (WHERE actors <= 0),
+           array_agg(wide_id) FILTER (WHERE actors <= 0),
+           array_agg(narrow_id) FILTER (WHERE actors > 0),
+           array_agg(wide_id) FILTER (WHERE actors > 0)
+    INTO z_n, z_w, k_n, k_w
+    FROM counted;
     IF z_n IS NOT NULL THEN
         DELETE FROM memory_core_conflictpair p
         USING unnest(z_n, z_w) AS z(narrow_id, wide_id)
         WHERE p.narrow_id = z.narrow_id AND p.wide_id = z.wide_id AND p.actors <= 0;
+    END IF;
+    -- A pair that lost a row (or gained one) keeps the narrowest ranks of the rows it has.
+    IF k_n IS NOT NULL THEN
+        UPDATE memory_core_conflictpair p
+        SET narrow_rank = r.narrow_rank, wide_rank = r.wide_rank
+        FROM (
+            SELECT c.narrow_id, c.wide_id, min(c.narrow_rank) AS narrow_rank,
+                   min(c.wide_rank) AS wide_rank
+            FROM unnest(k_n, k_w) AS k(narrow_id, wide_id)
+            JOIN memory_core_chainconflict c
+              ON c.narrow_id = k.narrow_id AND c.wide_id = k.wide_id
+            GROUP BY c.narrow_id, c.wide_id
+        ) r
+        WHERE p.narrow_id = r.narrow_id AND p.wide_id = r.wide_id
+          AND (p.narrow_rank, p.wide_rank) IS DISTINCT FROM (r.narrow_rank, r.wide_rank);
     END IF;
 END;
 $$;

@@ -68,6 +68,12 @@ class ChainConflict(models.Model):
     authors = models.CharField(max_length=16)  # "agent>human": narrow's author, then wide's
     duplicate = models.BooleanField()  # the same text: a duplicate, not a conflict
 
+    class Meta:
+        indexes = [
+            # A pair's narrowest ranks are read again from its rows when it loses one.
+            models.Index(fields=["narrow", "wide"], name="chainconflict_pair_idx"),
+        ]
+
 
 class ConflictPair(models.Model):
     """One (narrow, wide) pair over every actor: how many ChainConflict rows it has, kept by
@@ -101,6 +107,10 @@ class ConflictPair(models.Model):
     agent_over_human = models.BooleanField()  # authors == "agent>human": listed first
     duplicate = models.BooleanField()
     actors = models.IntegerField()  # in how many chains
+    # The narrowest positions over those chains (the page's order after the key): lowered
+    # as rows come, read again from the rows when the pair loses one.
+    narrow_rank = models.IntegerField()
+    wide_rank = models.IntegerField()
 
     class Meta:
         indexes = [
@@ -109,6 +119,8 @@ class ConflictPair(models.Model):
                 "duplicate",
                 models.F("agent_over_human").desc(),
                 "key",
+                "narrow_rank",
+                "wide_rank",
                 "narrow",
                 "wide",
                 name="conflictpair_page_idx",
