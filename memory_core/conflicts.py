@@ -11,11 +11,20 @@ overridden, the narrower copy merely repeats it (typically an agent's note left 
 a person republished it wider). Such pairs are duplicates, asked for apart
 (`duplicates=True`); the remedy is to retire the narrower copy.
 
-The query restates precedence (precedence.resolve, the rule) for every actor at once: the
-chain as ranks (the actor's own scope 0, memberships in order, `global` last at 32767) and
-the winner of a key as DISTINCT ON its narrowest rank. One statement over every actor is
-what the conflicts page needs; a Python pass would resolve every chain in the organisation.
-tests/test_rule_copies.py holds it to precedence.resolve over generated organisations.
+The pairs are data the writes keep (issue 19): memory_core_chainconflict holds, per actor
+and key, the pairs of that actor's chain over its held (not retired) values, rewritten by
+the triggers of migration 0013 in the transaction of every write that can change them;
+those triggers restate precedence (precedence.resolve, the rule: the chain as ranks, the
+actor's own scope 0, memberships in order, `global` last at 32767; the winner of a key
+DISTINCT ON its narrowest rank: memory_core_chain_conflicts()) and regroup the pairs they
+touch over every actor (memory_core_conflictpair, counts kept as increments). A
+superuser's read is a page of those pairs in index order (as below: agent over person
+first, then key, then the pair's narrowest positions in the chains it spans); a narrower
+reach groups the rows of the actors in it. Expiry is the
+clock's, not a write's: an (actor, key) whose chain holds a value that has expired since
+is resolved again at read time, over live values (memory_expiry_idx finds them; there are
+normally none, and while there are any the superuser's read groups rows too).
+tests/test_rule_copies.py holds the result to precedence.resolve over generated organisations.
 """
 
 from dataclasses import dataclass
@@ -27,46 +36,107 @@ from memory_core.models import Memory
 AUTHOR_COMBINATIONS = ("agent>human", "agent>agent", "human>human", "human>agent")
 
 _SQL = """
-WITH chain AS (
-    SELECT a.id AS actor_id, a.scope_id, 0 AS rank FROM memory_core_actor a
+WITH reach_scopes AS (
+    SELECT id FROM memory_core_scope WHERE %(all)s OR token = ANY(%(reach)s)
+),
+reached AS (
+    SELECT a.id AS actor_id FROM memory_core_actor a
+    WHERE a.scope_id IN (SELECT id FROM reach_scopes)
+    UNION
+    SELECT m.actor_id FROM memory_core_membership m
+    WHERE m.scope_id IN (SELECT id FROM reach_scopes)
+    UNION
+    SELECT a.id FROM memory_core_actor a
+    WHERE %(all)s OR 'global' = ANY(%(reach)s)
+),
+stale AS MATERIALIZED (
+    -- (actor, key) whose kept pairs count a value that has expired: resolved again below.
+    SELECT DISTINCT h.actor_id, e.key
+    FROM memory_core_memory e
+    CROSS JOIN LATERAL (
+        SELECT a.id AS actor_id FROM memory_core_actor a WHERE a.scope_id = e.scope_id
+        UNION ALL
+        SELECT m.actor_id FROM memory_core_membership m WHERE m.scope_id = e.scope_id
+        UNION ALL
+        SELECT a.id FROM memory_core_actor a
+        WHERE EXISTS (
+            SELECT 1 FROM memory_core_scope g WHERE g.id = e.scope_id AND g.token = 'global'
+        )
+    ) h
+    WHERE e.retired_at IS NULL AND e.expires_at <= statement_timestamp()
+      AND (%(all)s OR h.actor_id IN (SELECT actor_id FROM reached))
+),
+kept AS (
+    SELECT c.actor_id, c.key, c.narrow_id, c.wide_id, c.narrow_scope_id, c.wide_scope_id,
+           c.narrow_rank, c.wide_rank, c.authors, c.duplicate
+    FROM memory_core_chainconflict c
+    WHERE (%(all)s OR c.actor_id IN (SELECT actor_id FROM reached))
+      AND NOT EXISTS (SELECT 1 FROM stale s WHERE s.actor_id = c.actor_id AND s.key = c.key)
     UNION ALL
-    SELECT m.actor_id, m.scope_id, m.rank + 1 FROM memory_core_membership m
-    UNION ALL
-    SELECT a.id, g.id, 32767 FROM memory_core_actor a
-    CROSS JOIN (SELECT id FROM memory_core_scope WHERE token = 'global') g
-),
-actors AS (
-    SELECT DISTINCT c.actor_id FROM chain c JOIN memory_core_scope s ON s.id = c.scope_id
-    WHERE %(all)s OR s.token = ANY(%(reach)s)
-),
-placed AS MATERIALIZED (
-    SELECT c.actor_id, c.rank, m.id, m.key, m.author, m.scope_id
-    FROM chain c
-    JOIN actors USING (actor_id)
-    JOIN memory_core_memory m ON m.scope_id = c.scope_id
-    WHERE m.retired_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
-),
-winners AS (
-    SELECT DISTINCT ON (actor_id, key) actor_id, key, id, rank, author, scope_id
-    FROM placed ORDER BY actor_id, key, rank
+    SELECT * FROM memory_core_chain_conflicts(
+        coalesce((SELECT array_agg(actor_id) FROM stale), '{}'),
+        coalesce((SELECT array_agg(key) FROM stale), '{}'),
+        statement_timestamp()
+    )
 ),
 pairs AS (
-    SELECT w.id AS narrow_id, p.id AS wide_id, w.author || '>' || p.author AS authors,
-           count(DISTINCT w.actor_id) AS actors, w.scope_id AS narrow_scope,
-           p.scope_id AS wide_scope, w.key, min(w.rank) AS narrow_rank, min(p.rank) AS wide_rank
-    FROM winners w
-    JOIN placed p ON p.actor_id = w.actor_id AND p.key = w.key AND p.rank > w.rank
-    GROUP BY w.id, p.id, w.author, p.author, w.scope_id, p.scope_id, w.key
+    SELECT narrow_id, wide_id, authors, count(*) AS actors, min(narrow_rank) AS narrow_rank,
+           min(wide_rank) AS wide_rank, key, duplicate
+    FROM kept
+    WHERE (%(scope)s::bigint IS NULL OR narrow_scope_id = %(scope)s OR wide_scope_id = %(scope)s)
+      AND (%(authors)s::text IS NULL OR authors = %(authors)s)
+    GROUP BY narrow_id, wide_id, authors, key, duplicate
 )
-SELECT narrow_id, wide_id, authors, actors, count(*) OVER () AS total
-FROM pairs
-JOIN memory_core_memory narrow ON narrow.id = narrow_id
-JOIN memory_core_memory wide ON wide.id = wide_id
-WHERE (%(scope)s::bigint IS NULL OR narrow_scope = %(scope)s OR wide_scope = %(scope)s)
-  AND (%(authors)s::text IS NULL OR authors = %(authors)s)
-  AND (narrow.text = wide.text) = %(duplicates)s
-ORDER BY (authors = 'agent>human') DESC, pairs.key, narrow_rank, wide_rank, narrow_id, wide_id
+"""
+
+# One page of the kind asked for, with how many pairs there are of it and of the other kind
+# (conflicts beside duplicates), in one statement.
+_PAGE_SQL = (
+    _SQL
+    + """
+SELECT narrow_id, wide_id, authors, actors, total, others
+FROM (
+    SELECT p.*, count(*) FILTER (WHERE duplicate = %(duplicates)s) OVER () AS total,
+           count(*) FILTER (WHERE duplicate <> %(duplicates)s) OVER () AS others
+    FROM pairs p
+) counted
+WHERE duplicate = %(duplicates)s
+ORDER BY (authors = 'agent>human') DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
 LIMIT %(limit)s OFFSET %(offset)s
+"""
+)
+_TOTALS_SQL = (
+    _SQL
+    + """
+SELECT count(*) FILTER (WHERE duplicate = %(duplicates)s),
+       count(*) FILTER (WHERE duplicate <> %(duplicates)s)
+FROM pairs
+"""
+)
+
+# Every actor (the superuser), and no held value has expired (the usual case): the pairs as
+# kept, grouped over every actor already (memory_core_conflictpair), read in the page's
+# order on conflictpair_page_idx.
+_ANY_EXPIRED_SQL = """
+SELECT EXISTS (
+    SELECT 1 FROM memory_core_memory
+    WHERE retired_at IS NULL AND expires_at <= statement_timestamp()
+)
+"""
+_KEPT_FILTERS = """
+    (%(scope)s::bigint IS NULL OR narrow_scope_id = %(scope)s OR wide_scope_id = %(scope)s)
+    AND (%(authors)s::text IS NULL OR authors = %(authors)s)
+"""
+_KEPT_PAGE_SQL = f"""
+SELECT narrow_id, wide_id, authors, actors FROM memory_core_conflictpair
+WHERE duplicate = %(duplicates)s AND {_KEPT_FILTERS}
+ORDER BY duplicate, agent_over_human DESC, key, narrow_rank, wide_rank, narrow_id, wide_id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+_KEPT_TOTALS_SQL = f"""
+SELECT count(*) FILTER (WHERE duplicate = %(duplicates)s),
+       count(*) FILTER (WHERE duplicate <> %(duplicates)s)
+FROM memory_core_conflictpair WHERE {_KEPT_FILTERS}
 """
 
 
@@ -83,6 +153,23 @@ def conflicts(*, reach_tokens=None, scope=None, authors=None, duplicates=False, 
     """(page of Conflicts, total). reach_tokens=None means every actor (superuser).
     duplicates=False: the pairs whose values differ (the conflicts); True: the pairs whose
     values are the same text (the duplicates)."""
+    page, total, _ = conflicts_page(
+        reach_tokens=reach_tokens,
+        scope=scope,
+        authors=authors,
+        duplicates=duplicates,
+        limit=limit,
+        offset=offset,
+    )
+    return page, total
+
+
+def conflicts_page(
+    *, reach_tokens=None, scope=None, authors=None, duplicates=False, limit=50, offset=0
+):
+    """(page of Conflicts, total, others): as conflicts(), and how many pairs of the other
+    kind (duplicates beside conflicts, or conflicts beside duplicates) match the same
+    filters."""
     if authors is not None and authors not in AUTHOR_COMBINATIONS:
         raise ValueError(f"authors must be one of {AUTHOR_COMBINATIONS}")
     params = {
@@ -95,11 +182,24 @@ def conflicts(*, reach_tokens=None, scope=None, authors=None, duplicates=False, 
         "offset": offset,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_SQL, params)
-        rows = cursor.fetchall()
-    if not rows:
-        return [], 0
+        cursor.execute(_ANY_EXPIRED_SQL)
+        if reach_tokens is None and not cursor.fetchone()[0]:
+            cursor.execute(_KEPT_PAGE_SQL, params)
+            found = cursor.fetchall()
+            cursor.execute(_KEPT_TOTALS_SQL, params)
+            total, others = cursor.fetchone()
+            if not found:
+                return [], total, others
+            rows = [(*row, total, others) for row in found]
+        else:
+            cursor.execute(_PAGE_SQL, params)
+            rows = cursor.fetchall()
+        if not rows:
+            # Past the end, or nothing of this kind: the counts alone.
+            cursor.execute(_TOTALS_SQL, params)
+            total, others = cursor.fetchone()
+            return [], total, others
     ids = {r[0] for r in rows} | {r[1] for r in rows}
     by_id = Memory.objects.select_related("scope", "origin_actor").in_bulk(ids)
-    page = [Conflict(by_id[n], by_id[w], a, c, bool(duplicates)) for n, w, a, c, _ in rows]
-    return page, rows[0][4]
+    page = [Conflict(by_id[n], by_id[w], a, c, bool(duplicates)) for n, w, a, c, _, _ in rows]
+    return page, rows[0][4], rows[0][5]

@@ -42,6 +42,11 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # rebuilt later (UPDATE), deleted with it by forget.
     "memory_core_embedding": (SELECT, INSERT, UPDATE, DELETE),
     "memory_core_digest": (SELECT, INSERT, UPDATE),
+    # Summaries the database keeps (migration 0013): written only by its triggers, which run
+    # as the owner; the server reads them and cannot make them disagree with the memories.
+    "memory_core_scopecount": (SELECT,),
+    "memory_core_chainconflict": (SELECT,),
+    "memory_core_conflictpair": (SELECT,),
     "memory_core_digestline": (SELECT, INSERT, UPDATE),
     # Scopes move under a new parent when an actor's memberships change; actors are renamed.
     # Neither is ever deleted (memories and the ledger refer to them).

@@ -18,9 +18,10 @@ from memory_console.database import create_extension, ensure_embedded
 from memory_core.privileges import OWNER_ALIAS, acting_role
 
 # Bumped whenever what the seed writes changes meaning (2: ledger events sealed with the
-# hash of migration 0005; 3: every memory version embedded), so an older bench database is
-# seeded afresh, not measured.
-SEED_FORMAT = 3
+# hash of migration 0005; 3: every memory version embedded; 4: the kept live counts and
+# conflicts of migration 0013, filled by its triggers as the seed's COPY inserts), so an
+# older bench database is seeded afresh, not measured.
+SEED_FORMAT = 4
 MARKER_DDL = """
     CREATE TABLE IF NOT EXISTS bench_seed (
         size text PRIMARY KEY,

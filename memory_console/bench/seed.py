@@ -4,7 +4,9 @@ multi-version chains and 5 % pinned policies) and a ledger whose hash chains ver
 One transaction: the secondary indexes of the memory and ledger tables are dropped first and
 built again at the end (one sort each instead of a million index insertions), and the
 completeness marker is written last, so an interrupted seed leaves no marker and is redone.
-COPY is INSERT to the append-only triggers, which allow it.
+COPY is INSERT to the append-only triggers, which allow it, and to the triggers that keep
+the live counts and conflicts (migration 0013): they run once per COPY statement, set-wise
+over its rows, so the seeded database holds them as the services would have left them.
 """
 
 import json

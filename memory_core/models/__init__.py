@@ -13,6 +13,7 @@ from memory_core.models.garden import (
     ScopeHealth,
 )
 from memory_core.models.ledger import LedgerEvent
+from memory_core.models.maintained import ChainConflict, ConflictPair, ScopeCount
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
 from memory_core.models.throttle import LoginAttempt
@@ -22,6 +23,8 @@ __all__ = [
     "AccessLog",
     "Actor",
     "ApiKey",
+    "ChainConflict",
+    "ConflictPair",
     "Author",
     "Digest",
     "DigestLine",
@@ -39,6 +42,7 @@ __all__ = [
     "ProposalState",
     "RetiredReason",
     "Scope",
+    "ScopeCount",
     "ScopeGrant",
     "ScopeHealth",
     "Thread",

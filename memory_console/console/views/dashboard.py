@@ -2,9 +2,10 @@
 
 Its cost must not grow with history: every figure is a bounded window (the last 30 days,
 on ledger_created_idx and digest_recent_idx), a LIMIT on an index (recent events, alerts
-on digest_pinned_omitted_idx), the live-memory counts the scope tree also shows, or, for
-all-time totals, the planner's estimate (pg_class.reltuples). The chain is not re-verified
-here: the page shows this person's last check and a button to run one.
+on digest_pinned_omitted_idx), the live-memory counts the database keeps per scope
+(memory_core.summaries), or, for all-time totals, the planner's estimate
+(pg_class.reltuples). The chain is not re-verified here: the page shows this person's last
+check and a button to run one.
 """
 
 from datetime import UTC, datetime, time
@@ -27,7 +28,7 @@ from memory_console.console.garden_reads import dashboard_summary
 from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
 from memory_core import checkpoints
-from memory_core.models import Author, Memory
+from memory_core.summaries import live_counts_by_token
 
 WINDOW_DAYS = 30
 AGENT_WRITES = ["memory.remembered"]
@@ -68,20 +69,15 @@ def _writes(events, since):
 
 
 def _live_counts(reach):
-    """Live memories per scope and author, biggest scopes first (one aggregate query)."""
-    live = Memory.objects.live()
-    if not reach.everything:
-        live = live.filter(scope_id__in=sorted(reach.scope_ids))
-    rows = live.values("scope__token", "author").annotate(n=Count("id")).order_by()
-    by_scope: dict[str, dict] = {}
-    for row in rows:
-        counts = by_scope.setdefault(
-            row["scope__token"], {"token": row["scope__token"], "human": 0, "agent": 0}
-        )
-        counts["human" if row["author"] == Author.HUMAN else "agent"] += row["n"]
-    table = sorted(by_scope.values(), key=lambda c: (-(c["human"] + c["agent"]), c["token"]))
-    for counts in table:
-        counts["total"] = counts["human"] + counts["agent"]
+    """Live memories per scope and author, biggest scopes first, from the counts the
+    database keeps (memory_core.summaries): a few rows per scope, never a GROUP BY over
+    the memories."""
+    counts = live_counts_by_token(None if reach.everything else reach.scope_ids)
+    table = [
+        {"token": token, "human": c.human, "agent": c.agent, "total": c.live}
+        for token, c in counts.items()
+    ]
+    table.sort(key=lambda c: (-c["total"], c["token"]))
     return table
 
 

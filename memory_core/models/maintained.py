@@ -1,0 +1,128 @@
+"""Tables the database keeps for the console's summaries, so a page reads a few rows instead
+of aggregating a million (issue 19). Written only by the triggers of migration 0013, which
+run as the tables' owner (SECURITY DEFINER); the server's role may only read them
+(privileges.APP_PRIVILEGES), so no raw SQL of the server can make them disagree with the
+memories they summarise.
+
+"Held" is a memory that is not retired. Whether a held memory is live also depends on the
+clock (`expires_at`), which no write announces, so the tables hold the held memories and
+the reads (memory_core/summaries.py, memory_core/conflicts.py) set the expired ones apart
+at read time, on memory_expiry_idx: the figures mean what Memory.objects.live() means.
+"""
+
+from django.db import models
+
+
+class ScopeCount(models.Model):
+    """Held memories at one scope: how many, how many by agents, how many pinned."""
+
+    scope = models.OneToOneField(
+        "memory_core.Scope",
+        primary_key=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="held_count",
+    )
+    held = models.IntegerField(default=0)
+    agent = models.IntegerField(default=0)
+    pinned = models.IntegerField(default=0)
+
+
+class ChainConflict(models.Model):
+    """In one actor's chain, the narrowest held value of a key (narrow) beats a wider held
+    value of the same key (wide): one row per actor and beaten value. The conflicts page
+    groups them by pair, counting the actors (memory_core/conflicts.py)."""
+
+    pk = models.CompositePrimaryKey("actor_id", "key", "wide_id")
+    actor = models.ForeignKey(
+        "memory_core.Actor",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,  # the primary key leads with it
+        related_name="+",
+    )
+    key = models.CharField(max_length=64)
+    narrow = models.ForeignKey(
+        "memory_core.Memory",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    wide = models.ForeignKey(
+        "memory_core.Memory",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    narrow_scope = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    wide_scope = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    # Positions in the actor's chain: its own scope 0, memberships in order, global 32767.
+    narrow_rank = models.IntegerField()
+    wide_rank = models.IntegerField()
+    authors = models.CharField(max_length=16)  # "agent>human": narrow's author, then wide's
+    duplicate = models.BooleanField()  # the same text: a duplicate, not a conflict
+
+    class Meta:
+        indexes = [
+            # A pair's narrowest ranks are read again from its rows when it loses one.
+            models.Index(fields=["narrow", "wide"], name="chainconflict_pair_idx"),
+        ]
+
+
+class ConflictPair(models.Model):
+    """One (narrow, wide) pair over every actor: how many ChainConflict rows it has, kept by
+    the same triggers as increments (+1 per row added, -1 per row removed, commutative, so
+    concurrent writes never lose one), so the superuser's conflicts page reads an index in
+    its own order instead of grouping every actor's rows."""
+
+    pk = models.CompositePrimaryKey("narrow_id", "wide_id")
+    narrow = models.ForeignKey(
+        "memory_core.Memory",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,  # the primary key leads with it
+        related_name="+",
+    )
+    wide = models.ForeignKey(
+        "memory_core.Memory",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    key = models.CharField(max_length=64)
+    narrow_scope = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    wide_scope = models.ForeignKey(
+        "memory_core.Scope", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    authors = models.CharField(max_length=16)
+    agent_over_human = models.BooleanField()  # authors == "agent>human": listed first
+    duplicate = models.BooleanField()
+    actors = models.IntegerField()  # in how many chains
+    # The narrowest positions over those chains (the page's order after the key): lowered
+    # as rows come, read again from the rows when the pair loses one.
+    narrow_rank = models.IntegerField()
+    wide_rank = models.IntegerField()
+
+    class Meta:
+        indexes = [
+            # The conflicts page's order, per kind (conflicts, duplicates).
+            models.Index(
+                "duplicate",
+                models.F("agent_over_human").desc(),
+                "key",
+                "narrow_rank",
+                "wide_rank",
+                "narrow",
+                "wide",
+                name="conflictpair_page_idx",
+            ),
+        ]
