@@ -96,6 +96,14 @@ def aimed_at_known_data(case, memory_id: str) -> None:
             case.path_parameters["memory_id"] = memory_id
 
 
+def object_in_query(case) -> bool:
+    """A negative case that turned a query parameter into an object: a query string cannot
+    carry one, and the WSGI client sends its Python repr (`{'a': 'b'}`) instead, which is a
+    well-formed string for a free-text parameter such as `thread_id`, so accepting it is
+    right and the check's verdict would be wrong."""
+    return isinstance(case.query, dict) and any(isinstance(v, dict) for v in case.query.values())
+
+
 def well_formed_ref(value) -> bool:
     return isinstance(value, str) and re.fullmatch(patterns.REF, value) is not None
 
@@ -131,6 +139,8 @@ schema.config.checks.negative_data_rejection.expected_statuses = [
     ],
 )
 def test_every_operation_conforms_to_the_openapi_document(case, populated, keep_test_connection):
+    if object_in_query(case):
+        return  # not a request a query string can carry (see object_in_query)
     # A case whose headers are the negative part (no Authorization) is sent as generated.
     negative_headers = case.meta is not None and case.meta.is_negative_at(ParameterLocation.HEADER)
     auth = None if negative_headers else {"Authorization": f"Bearer {populated.acme_secret}"}
