@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from memory_core import actors, writes
 from memory_core.garden import passes
 from memory_core.models import LedgerEvent, Memory, Proposal
-from tests.browser import log_in
+from tests.browser import log_in, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -36,6 +36,7 @@ def test_an_administrator_approves_a_promotion(page, org, users):
     expect(page).to_have_url(re.compile("/garden/$"))
     card = page.locator(f"#proposal-{proposal.uid}")
     expect(card).to_contain_text("Works in the Berlin time zone")
+    screenshot(page, "console-garden.png")
     card.locator(f"a[href='/garden/{proposal.uid}/']").click()
 
     page.check(f"#approve-{proposal.uid} input[name=retire_copies]")

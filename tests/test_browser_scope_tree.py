@@ -4,7 +4,7 @@ navigation, no CSP violation), and the same link works as a plain page load."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import log_in
+from tests.browser import log_in, screenshot
 from tests.test_browser_csp import Violations
 
 pytestmark = pytest.mark.browser
@@ -23,6 +23,7 @@ def test_a_tenant_opens_in_place_with_htmx(page, org, users):
     assert page.url.endswith("/scopes/")  # swapped in place, not navigated
     expect(rows.locator('a[href="/scopes/actor:globex/x9/"]')).to_have_count(0)
     violations.check("opened with htmx")
+    screenshot(page, "console-scopes-tree.png")
 
 
 def test_the_same_link_without_javascript_opens_the_page(browser, live_server, org, users):

@@ -276,3 +276,23 @@ def test_stacked_bars_scale_to_the_busiest_day():
 def test_tomorrow_is_never_in_the_window():
     today = timezone.now().date()
     assert last_days(today)[-1] == today and last_days(today)[0] == today - timedelta(days=29)
+
+
+def test_settled_days_are_counted_once_per_reach_and_recent_days_live(
+    client, users, org, activity, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from memory_console.console.views import dashboard
+
+    # Three days on, today's writes lie on a settled day: counted once, then cached.
+    later = timezone.now() + timedelta(days=3)
+    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
+    assert _stat(login(client, users.su).get("/"), "agent-writes") == 3
+    writes.remember(org.u1, "pet", "has a cat", principal=org.acme_agent)
+    assert _stat(login(client, users.su).get("/"), "agent-writes") == 3  # from the cache
+    # Another reach has its own entry, counted now: it sees the new write, and only acme's.
+    assert _stat(login(client, users.owner).get("/"), "agent-writes") == 3
+    # Today, yesterday and today are counted on every view.
+    monkeypatch.undo()
+    assert _stat(login(client, users.su).get("/"), "agent-writes") == 4

@@ -303,7 +303,10 @@ def ledger_events_for_reader(user, reach: AuditReach | None = None):
         return events
     if not reach.tokens:
         return events.none()
-    return events.filter(scope__in=sorted(reach.tokens))
+    # The streams as well as the scopes: every event sits in its scope's stream, and
+    # ledger_stream_idx walks a tenant's stream newest first, where the scopes alone
+    # would walk the whole ledger backwards to find an old tenant's newest events.
+    return events.filter(stream__in=sorted(reach.streams), scope__in=sorted(reach.tokens))
 
 
 def access_rows_for_reader(user, reach: AuditReach | None = None):

@@ -37,6 +37,8 @@ class LedgerEvent(models.Model):
         indexes = [
             # The ledger page: newest first, filtered by kind, scope or principal.
             models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+            # A tenant's reader: the events of their streams, newest first.
+            models.Index(fields=["stream", "-id"], name="ledger_stream_idx"),
             models.Index(fields=["scope", "-id"], name="ledger_scope_idx"),
             models.Index(fields=["principal", "-id"], name="ledger_principal_idx"),
             models.Index(fields=["created_at"], name="ledger_created_idx"),

@@ -6,10 +6,17 @@ on digest_pinned_omitted_idx), the live-memory counts the database keeps per sco
 (memory_core.summaries), or, for all-time totals, the planner's estimate
 (pg_class.reltuples). The chain is not re-verified here: the page shows this person's last
 check and a button to run one.
+
+The writes chart counts ledger events, which never change once appended: the days before
+yesterday are counted once per reach and day and kept in the cache (a table every server
+shares); yesterday and today are counted on every view (a transaction open across
+midnight may still append an event dated yesterday).
 """
 
-from datetime import UTC, datetime, time
+import hashlib
+from datetime import UTC, datetime, time, timedelta
 
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import BigIntegerField, Count, Sum
 from django.db.models.fields.json import KT
@@ -49,10 +56,10 @@ def _window_start(days) -> datetime:
     return datetime.combine(days[0], time.min, tzinfo=UTC)
 
 
-def _writes(events, since):
+def _count_writes(events) -> tuple[dict, dict, int]:
     """{day: count} for agent and for human writes, and the agents' characters written."""
     rows = (
-        events.filter(created_at__gte=since, kind__in=AGENT_WRITES + HUMAN_WRITES)
+        events.filter(kind__in=AGENT_WRITES + HUMAN_WRITES)
         .annotate(day=TruncDate("created_at"))
         .values("day", "kind")
         .annotate(n=Count("id"), chars=Sum(Cast(KT("payload__chars"), BigIntegerField())))
@@ -66,6 +73,29 @@ def _writes(events, since):
         else:
             human[row["day"]] = human.get(row["day"], 0) + row["n"]
     return agent, human, agent_chars
+
+
+def _reach_key(reach) -> str:
+    if reach.everything:
+        return "all"
+    text = "\n".join(sorted(reach.streams)) + "\n\n" + "\n".join(sorted(reach.tokens))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _writes(events, since, reach):
+    """The writes chart's counts since `since`: settled days from the cache (counted once),
+    yesterday and today counted now."""
+    today = datetime.combine(timezone.now().date(), time.min, tzinfo=UTC)
+    settled_until = max(since, today - timedelta(days=1))
+    key = f"dashboard-writes:{_reach_key(reach)}:{since.date()}:{settled_until.date()}"
+    settled = cache.get(key)
+    if settled is None:
+        settled = _count_writes(events.filter(created_at__gte=since, created_at__lt=settled_until))
+        cache.set(key, settled, timeout=2 * 86400)
+    recent = _count_writes(events.filter(created_at__gte=settled_until))
+    agent = {**settled[0], **recent[0]}
+    human = {**settled[1], **recent[1]}
+    return agent, human, settled[2] + recent[2]
 
 
 def _live_counts(reach):
@@ -103,7 +133,7 @@ def dashboard(request):
     days = last_days(timezone.now().date(), WINDOW_DAYS)
     since = _window_start(days)
     events = ledger_events_for_reader(user, reach)
-    agent, human, agent_chars = _writes(events, since)
+    agent, human, agent_chars = _writes(events, since, reach)
     runs = digests_for_reader(user).filter(created_at__gte=since)
     turns = dict(
         runs.annotate(day=TruncDate("created_at"))
