@@ -157,11 +157,18 @@ def find(user, f: dict, page: int) -> Found:
         return Found(found[start : start + PAGE_SIZE], len(found), page, ranked=True)
     if f["q"]:
         rows = rows.filter(search=SearchQuery(f["q"], config=TS_CONFIG, search_type="websearch"))
-    count = rows.order_by().values("id")[: COUNT_CAP + 1].count()
+    # The matches' ids, up to the cap: the count, and (when they are few) the rows to sort.
+    ids = list(rows.order_by().values_list("id", flat=True)[: COUNT_CAP + 1])
+    count = len(ids)
     if count > COUNT_CAP:
         page = min(page, MAX_PAGE)
     else:
         page = min(page, max(1, -(-count // PAGE_SIZE)))
+        # Few matches (a two-word search, a rare tag): sort just those. Left to itself the
+        # planner may walk memory_recent_idx newest first, filtering row by row, through
+        # hundreds of thousands of rows to find 50 rare ones (0.5 s at 1m).
+        rows = Memory.objects.filter(id__in=ids).select_related("scope", "origin_actor")
+        rows = rows.defer("search")
     start = (page - 1) * PAGE_SIZE
     ordered = rows.order_by(*SORTS.get(f["sort"], SORTS["new"]))
     return Found(list(ordered[start : start + PAGE_SIZE]), count, page, ranked=False)

@@ -23,7 +23,6 @@ from memory_console.console.access import (
 from memory_console.console.actions import Notice, error_text, htmx_action, safe_next
 from memory_console.console.forms import (
     AUTHOR_COMBINATION_LABELS,
-    PAGE_SIZE,
     ConflictFilter,
     page_number,
 )
@@ -39,6 +38,10 @@ from memory_core.principals import Principal
 from memory_core.scopes import GLOBAL
 from memory_core.visibility import MEMORY_ID_RE
 from memory_core.writes import promotion_targets
+
+# Each conflict row carries its two values and their forms (resolve, republish, retire):
+# 25 a page keeps the page's HTML and its rendering small (issue 19).
+PAGE_SIZE = 25
 
 
 @dataclass
