@@ -222,3 +222,43 @@ def test_a_shadowed_correction_without_text_is_422(client, users, org, garden):
     )
     assert response.status_code == 302
     assert Memory.objects.get(scope=org.acme, key="tz", retired_at=None).text == "CET"
+
+
+def test_the_list_cuts_long_evidence_and_pages_a_kind(client, users, org, settings):
+    from memory_console.console.views import garden as garden_view
+
+    # A promotion at team:acme/ops held by seven actors: more evidence than a card shows.
+    team = [org.u1] + [
+        actors.put_actor(r, r, ["team:acme/ops", "tenant:acme"], org.acme_key, org.acme_agent)
+        for r in ("u3", "u4", "u5", "u6", "u7", "u8")
+    ]
+    for actor in team:
+        writes.remember(actor, "tz", "Works in the Berlin time zone", principal=org.acme_agent)
+    passes.run_pass()
+    promote = Proposal.objects.get(kind="promote", scope=org.ops)
+    client.force_login(users.su)
+    text = client.get(URL).text
+    card = re.search(rf'id="proposal-{promote.uid}".*?</article>', text, re.S).group(0)
+    assert "7 actors' agents concluded it" in card
+    assert card.count("<tr") - 1 == garden_view.EVIDENCE_SHOWN  # the header row aside
+    assert f"The first {garden_view.EVIDENCE_SHOWN} of 7 pieces of evidence" in card
+    detail = client.get(f"/garden/{promote.uid}/").text
+    assert detail.count('class="mono" href="/memories/') == 7
+
+    # With a kind chosen, its proposals page by PER_KIND.
+    settings.GARDEN_MIN_ACTORS = 2
+    for actor in team[:2]:
+        writes.remember(actor, "lang", "Speaks German", principal=org.acme_agent)
+    passes.run_pass()
+    promotions = Proposal.objects.filter(kind="promote", state="open").count()
+    assert promotions >= 2
+    garden_view_per_kind = garden_view.PER_KIND
+    try:
+        garden_view.PER_KIND = 1
+        first = client.get(URL, {"kind": "promote"})
+        assert len(_uids(first)) == 1 and f"page 1 of {promotions}" in first.text
+        last = client.get(URL, {"kind": "promote", "page": 99})
+        assert len(_uids(last)) == 1 and f"page {promotions} of {promotions}" in last.text
+        assert _uids(first) != _uids(last)
+    finally:
+        garden_view.PER_KIND = garden_view_per_kind

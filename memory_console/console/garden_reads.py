@@ -7,6 +7,8 @@ here lies in a scope the user reads (memory_core.garden.reads hides the rest).
 
 from dataclasses import dataclass, field
 
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from memory_console.console.access import origin_threads_for_reader
@@ -31,6 +33,17 @@ class Card:
     proposal: Proposal
     evidence: list[Evidence] = field(default_factory=list)
     can_decide: bool = False
+    # With the evidence cut to its first few (the list page), how much there is in all.
+    evidence_total: int | None = None
+    actor_total: int | None = None
+
+    @property
+    def evidence_count(self) -> int:
+        return len(self.evidence) if self.evidence_total is None else self.evidence_total
+
+    @property
+    def actor_count(self) -> int:
+        return len(self.actors) if self.actor_total is None else self.actor_total
 
     @property
     def actors(self) -> list:
@@ -64,14 +77,31 @@ class Deciding:
         return self.roles is None or Role.ADMIN in self.roles.values()
 
 
-def cards(user, proposals, deciding: Deciding | None = None) -> list[Card]:
-    """Each proposal with its evidence (one query for all evidence, one for threads)."""
+def cards(user, proposals, deciding: Deciding | None = None, shown=None) -> list[Card]:
+    """Each proposal with its evidence (one query for all evidence, one for threads).
+    shown=N: only each proposal's first N pieces of evidence (and its wide value), with the
+    totals counted in the database."""
     deciding = deciding or Deciding(user)
     proposals = list(proposals)
-    rows = (
-        ProposalEvidence.objects.filter(proposal__in=proposals)
-        .select_related("memory__scope", "memory__origin_actor")
-        .order_by("proposal_id", "-memory__created_at", "-memory_id")
+    rows = ProposalEvidence.objects.filter(proposal__in=proposals)
+    totals = {}
+    if shown is not None:
+        totals = {
+            t["proposal_id"]: t
+            for t in rows.values("proposal_id").annotate(
+                pieces=Count("id"),
+                actors=Count("memory__origin_actor", distinct=True, filter=~Q(role="wide")),
+            )
+        }
+        rows = rows.alias(
+            place=Window(
+                RowNumber(),
+                partition_by=F("proposal_id"),
+                order_by=(F("memory__created_at").desc(), F("memory_id").desc()),
+            )
+        ).filter(Q(place__lte=shown) | Q(role="wide"))
+    rows = rows.select_related("memory__scope", "memory__origin_actor").order_by(
+        "proposal_id", "-memory__created_at", "-memory_id"
     )
     by_proposal: dict[int, list] = {}
     for row in rows:
@@ -84,6 +114,9 @@ def cards(user, proposals, deciding: Deciding | None = None) -> list[Card]:
     found = []
     for proposal in proposals:
         card = Card(proposal, can_decide=deciding.may(proposal))
+        if proposal.pk in totals:
+            card.evidence_total = totals[proposal.pk]["pieces"]
+            card.actor_total = totals[proposal.pk]["actors"]
         for row in by_proposal.get(proposal.pk, []):
             m = row.memory
             live = m.retired_at is None and (m.expires_at is None or m.expires_at > now)

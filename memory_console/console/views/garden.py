@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import console_view
-from memory_console.console.forms import checked
+from memory_console.console.forms import checked, page_number
 from memory_console.console.garden_reads import Deciding, cards
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page
@@ -23,7 +23,12 @@ from memory_core.garden.reads import proposal_for_reader, proposals_for_reader
 from memory_core.models import ProposalKind, ProposalState
 from memory_core.principals import Principal
 
-PER_KIND = 25  # proposals shown per kind; the count says how many more there are
+# Proposals shown per kind (and per page, with a kind chosen); the count says how many there
+# are. A card in the list shows its first EVIDENCE_SHOWN pieces of evidence; the
+# proposal's own page shows all (a promotion at 1m can name dozens of actors' versions).
+PER_KIND = 10
+PER_KIND_OVERVIEW = 5  # every kind at once: the newest few of each
+EVIDENCE_SHOWN = 5
 
 
 def _detail_url(uid: str) -> str:
@@ -41,6 +46,7 @@ def garden_list(request):
     state = _choice(request.GET.get("state", ""), ProposalState.choices) or ProposalState.OPEN
     kind = _choice(request.GET.get("kind", ""), ProposalKind.choices)
     visible = proposals_for_reader(user).filter(state=state)
+    page = page_number(request.GET.get("page")) if kind else 1
     deciding = Deciding(user)
     groups = []
     shown = []
@@ -49,9 +55,22 @@ def garden_list(request):
             continue
         rows = visible.filter(kind=value).order_by("-created_at", "-id")
         total = rows.count()
-        group = cards(user, rows[:PER_KIND], deciding)
+        size = PER_KIND if kind else PER_KIND_OVERVIEW
+        pages = max(1, -(-total // size))
+        page = min(page, pages)
+        start = (page - 1) * size
+        group = cards(user, rows[start : start + size], deciding, shown=EVIDENCE_SHOWN)
         shown += group
-        groups.append({"kind": value, "label": label, "cards": group, "total": total})
+        groups.append(
+            {
+                "kind": value,
+                "label": label,
+                "cards": group,
+                "total": total,
+                "page": page,
+                "pages": pages,
+            }
+        )
     context = {
         "groups": groups,
         "state": state,
