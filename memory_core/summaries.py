@@ -33,8 +33,8 @@ WITH expired AS (
       AND (%(all)s OR m.scope_id = ANY(%(ids)s::bigint[]))
     GROUP BY m.scope_id
 )
-SELECT c.scope_id, c.held - coalesce(e.live, 0), c.agent - coalesce(e.agent, 0),
-       c.pinned - coalesce(e.pinned, 0), s.token
+SELECT c.scope_id, c.held - coalesce(e.live, 0) AS live, c.agent - coalesce(e.agent, 0) AS agent,
+       c.pinned - coalesce(e.pinned, 0) AS pinned, s.token
 FROM memory_core_scopecount c
 JOIN memory_core_scope s ON s.id = c.scope_id
 LEFT JOIN expired e ON e.scope_id = c.scope_id
@@ -48,11 +48,6 @@ def live_counts(scope_ids=None) -> dict[int, LiveCount]:
     return {sid: count for sid, (_, count) in _read(scope_ids).items()}
 
 
-def live_counts_by_token(scope_ids=None) -> dict[str, LiveCount]:
-    """As live_counts, keyed by scope token (the dashboard's table), in the same query."""
-    return dict(_read(scope_ids).values())
-
-
 def _read(scope_ids) -> dict[int, tuple[str, LiveCount]]:
     params = {"all": scope_ids is None, "ids": sorted(scope_ids or [])}
     with connection.cursor() as cursor:
@@ -61,3 +56,41 @@ def _read(scope_ids) -> dict[int, tuple[str, LiveCount]]:
             sid: (token, LiveCount(live, agent, pinned))
             for sid, live, agent, pinned, token in cursor
         }
+
+
+# The biggest scopes first, with how many scopes hold live memories and the sums over all of
+# them (window functions, computed before the LIMIT): the dashboard's table in one statement,
+# without bringing every scope's row to Python (11,200 of them at the bench's 1m).
+_TOP_SQL = f"""
+WITH counted AS ({_SQL})
+SELECT token, live, agent, count(*) OVER (), sum(live) OVER (), sum(agent) OVER ()
+FROM counted
+ORDER BY live DESC, token
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True)
+class TopCounts:
+    rows: list[tuple[str, LiveCount]]  # the biggest scopes, biggest first
+    scopes: int = 0  # scopes holding a live memory
+    live: int = 0
+    agent: int = 0
+
+    @property
+    def human(self) -> int:
+        return self.live - self.agent
+
+
+def top_live_counts(limit: int, scope_ids=None) -> TopCounts:
+    """The `limit` scopes with the most live memories (ties by token), and the totals over
+    every scope (None: every scope)."""
+    params = {"all": scope_ids is None, "ids": sorted(scope_ids or []), "limit": limit}
+    with connection.cursor() as cursor:
+        cursor.execute(_TOP_SQL, params)
+        found = cursor.fetchall()
+    if not found:
+        return TopCounts([])
+    _, _, _, scopes, live, agent = found[0]
+    rows = [(token, LiveCount(n, a)) for token, n, a, *_ in found]
+    return TopCounts(rows, scopes, int(live), int(agent))

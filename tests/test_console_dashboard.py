@@ -111,6 +111,21 @@ def test_counts_per_scope_and_author(client, users, activity):
     }
 
 
+def test_only_the_biggest_scopes_are_listed_and_the_totals_count_them_all(
+    client, users, activity, monkeypatch
+):
+    from memory_console.console.views import dashboard
+
+    monkeypatch.setattr(dashboard, "SCOPE_ROWS", 2)
+    response = login(client, users.su).get("/")
+    section = re.search(r"<h2>Live memories per scope</h2>.*?</section>", response.text, re.S)
+    listed = re.findall(r'href="/scopes/([^"]+)/"', section.group(0))
+    # Five scopes hold a live memory: the two listed are the first by size, then token.
+    assert listed[:2] == ["actor:acme/u1", "actor:acme/u2"]
+    assert "and 3 more scopes" in section.group(0)
+    assert _stat(response, "live") == 5 and "(3 by agents)" in response.text
+
+
 # --- charts ------------------------------------------------------------------------------
 
 

@@ -35,7 +35,7 @@ from memory_console.console.garden_reads import dashboard_summary
 from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
 from memory_core import checkpoints
-from memory_core.summaries import live_counts_by_token
+from memory_core.summaries import top_live_counts
 
 WINDOW_DAYS = 30
 AGENT_WRITES = ["memory.remembered"]
@@ -99,16 +99,15 @@ def _writes(events, since, reach):
 
 
 def _live_counts(reach):
-    """Live memories per scope and author, biggest scopes first, from the counts the
-    database keeps (memory_core.summaries): a few rows per scope, never a GROUP BY over
-    the memories."""
-    counts = live_counts_by_token(None if reach.everything else reach.scope_ids)
+    """The biggest scopes' live memories per author, and the totals, from the counts the
+    database keeps (memory_core.summaries): sorted and summed in SQL, never a GROUP BY
+    over the memories, and never every scope's row in Python."""
+    top = top_live_counts(SCOPE_ROWS, None if reach.everything else reach.scope_ids)
     table = [
         {"token": token, "human": c.human, "agent": c.agent, "total": c.live}
-        for token, c in counts.items()
+        for token, c in top.rows
     ]
-    table.sort(key=lambda c: (-c["total"], c["token"]))
-    return table
+    return table, top
 
 
 def _estimates() -> list[dict]:
@@ -143,7 +142,7 @@ def dashboard(request):
         .values_list("day", "n")
     )
     omitted = runs.filter(pinned_omitted__gt=0)
-    scopes = _live_counts(reach)
+    scopes, totals = _live_counts(reach)
     context = {
         "window_days": WINDOW_DAYS,
         "writes_chart": stacked_daily_bars(
@@ -156,10 +155,10 @@ def dashboard(request):
         "turn_count": sum(turns.values()),
         "alerts": list(omitted.order_by("-created_at", "-id")[:ALERT_ROWS]),
         "alert_count": omitted.count(),
-        "scopes": scopes[:SCOPE_ROWS],
-        "more_scopes": max(0, len(scopes) - SCOPE_ROWS),
-        "live_human": sum(c["human"] for c in scopes),
-        "live_agent": sum(c["agent"] for c in scopes),
+        "scopes": scopes,
+        "more_scopes": max(0, totals.scopes - len(scopes)),
+        "live_human": totals.human,
+        "live_agent": totals.agent,
         "recent_events": list(events.order_by("-id")[:RECENT_EVENTS]),
         "verification": last_verification(request),
         "last_checkpoint": checkpoints.last_taken(),
