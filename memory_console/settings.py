@@ -238,7 +238,7 @@ DATABASE_ROUTERS = ["memory_console.routers.ReplicaRouter"]
 REPLICA_MAX_LAG_SECONDS = env_float("REPLICA_MAX_LAG_SECONDS", 5.0, minimum=0, maximum=3600)
 REPLICA_RETRY_SECONDS = env_float("REPLICA_RETRY_SECONDS", 5.0, minimum=0.1, maximum=600)
 # Nothing a request needs lives in one process: sessions and login attempts are tables
-# already; Django's cache is one too (migration 0013), so any server sees what another put.
+# already; Django's cache is one too (migration 0015), so any server sees what another put.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",

@@ -13,7 +13,7 @@ a person republished it wider). Such pairs are duplicates, asked for apart
 
 The pairs are data the writes keep (issue 19): memory_core_chainconflict holds, per actor
 and key, the pairs of that actor's chain over its held (not retired) values, rewritten by
-the triggers of migration 0013 in the transaction of every write that can change them;
+the triggers of migration 0016 in the transaction of every write that can change them;
 those triggers restate precedence (precedence.resolve, the rule: the chain as ranks, the
 actor's own scope 0, memberships in order, `global` last at 32767; the winner of a key
 DISTINCT ON its narrowest rank: memory_core_chain_conflicts()) and regroup the pairs they

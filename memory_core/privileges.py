@@ -42,7 +42,7 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # rebuilt later (UPDATE), deleted with it by forget.
     "memory_core_embedding": (SELECT, INSERT, UPDATE, DELETE),
     "memory_core_digest": (SELECT, INSERT, UPDATE),
-    # Summaries the database keeps (migration 0013): written only by its triggers, which run
+    # Summaries the database keeps (migration 0016): written only by its triggers, which run
     # as the owner; the server reads them and cannot make them disagree with the memories.
     "memory_core_scopecount": (SELECT,),
     "memory_core_chainconflict": (SELECT,),
@@ -72,7 +72,7 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # Console users: created, logged in (last_login), passwords changed; never deleted.
     "auth_user": (SELECT, INSERT, UPDATE),
     "django_session": (SELECT, INSERT, UPDATE, DELETE),
-    # Django's cache (settings.CACHES, migration 0013): set, read, expired and culled.
+    # Django's cache (settings.CACHES, migration 0015): set, read, expired and culled.
     "memory_console_cache": (SELECT, INSERT, UPDATE, DELETE),
     # Read-only schema state: `showmigrations` and runserver's unapplied-migrations warning
     # read it; only `migrate`, as the owner, writes it.

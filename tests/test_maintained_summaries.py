@@ -1,5 +1,5 @@
 """The kept summaries (issue 19): live counts per scope and conflicts per actor and key,
-which the triggers of migration 0013 maintain in every write's own transaction, equal what
+which the triggers of migration 0016 maintain in every write's own transaction, equal what
 recomputing them from the memories gives, after every kind of write, over generated
 organisations (tests/worlds.py).
 

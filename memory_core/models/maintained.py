@@ -1,5 +1,5 @@
 """Tables the database keeps for the console's summaries, so a page reads a few rows instead
-of aggregating a million (issue 19). Written only by the triggers of migration 0013, which
+of aggregating a million (issue 19). Written only by the triggers of migration 0016, which
 run as the tables' owner (SECURITY DEFINER); the server's role may only read them
 (privileges.APP_PRIVILEGES), so no raw SQL of the server can make them disagree with the
 memories they summarise.
