@@ -299,12 +299,40 @@ def _signature_holds(checkpoint: dict, public_key: Ed25519PublicKey) -> str:
     return ""
 
 
-# The event at one checkpointed position, and how many events the stream holds up to it
-# (both index scans of ledger_stream_seq_unique).
-_AT = """
-    SELECT (SELECT hash FROM memory_core_ledgerevent WHERE stream = %s AND seq = %s),
-           (SELECT count(*) FROM memory_core_ledgerevent WHERE stream = %s AND seq <= %s)
+# The stored hash at every checkpointed position, in one statement (an index probe of
+# ledger_stream_seq_unique per head).
+_HASHES_AT = """
+    SELECT e.hash
+    FROM unnest(%s::text[], %s::bigint[]) WITH ORDINALITY AS h(stream, seq, n)
+    LEFT JOIN memory_core_ledgerevent AS e ON e.stream = h.stream AND e.seq = h.seq
+    ORDER BY h.n
 """
+# How many events a stream holds up to a position: asked only of a head that is missing.
+_COUNT_UPTO = """
+    SELECT count(*) FROM memory_core_ledgerevent WHERE stream = %s AND seq <= %s
+"""
+
+
+def _head_problem(head: dict, found: str | None) -> str:
+    """What is wrong with one checkpointed head, given the hash now stored at its position,
+    after the chain walk held: every stream then runs seq 1, 2, … without a gap, so a head
+    that is present has exactly `seq` events at or before it."""
+    stream, seq = head["stream"], head["seq"]
+    if found is None:
+        upto = prepared.fetch_one(_COUNT_UPTO, [stream, seq])[0]
+        return (
+            "the checkpointed head is missing: events were deleted or the stream was "
+            f"truncated and rebuilt ({upto} event(s) at or before it remain)"
+        )
+    if found != head["hash"]:
+        return (
+            f"hash {found[:16]}… differs from the checkpoint's {head['hash'][:16]}…: an "
+            "event at or before it was changed and the later hashes recomputed, or the "
+            "stream was rebuilt"
+        )
+    if seq != head["count"]:
+        return f"{seq} event(s) at or before the head, the checkpoint counted {head['count']}"
+    return ""
 
 
 def verify(checkpoint: dict, public_key, *, streams=None, progress=None):
@@ -340,32 +368,21 @@ def verify(checkpoint: dict, public_key, *, streams=None, progress=None):
             skipped=skipped,
             **base,
         )
-    for head in checked:
-        stream, seq = head["stream"], head["seq"]
-        found, upto = prepared.fetch_one(_AT, [stream, seq, stream, seq])
-        problem = ""
-        if found is None:
-            problem = (
-                "the checkpointed head is missing: events were deleted or the stream was "
-                f"truncated and rebuilt ({upto} event(s) at or before it remain)"
-            )
-        elif found != head["hash"]:
-            problem = (
-                f"hash {found[:16]}… differs from the checkpoint's {head['hash'][:16]}…: an "
-                "event at or before it was changed and the later hashes recomputed, or the "
-                "stream was rebuilt"
-            )
-        elif upto != head["count"]:
-            problem = (
-                f"{upto} event(s) at or before the head, the checkpoint counted {head['count']}"
-            )
+    found = [
+        row[0]
+        for row in prepared.fetch_all(
+            _HASHES_AT, [[h["stream"] for h in checked], [h["seq"] for h in checked]]
+        )
+    ]
+    for head, stored in zip(checked, found, strict=True):
+        problem = _head_problem(head, stored)
         if problem:
             return CheckpointVerification(
                 ok=False,
                 count=chain.count,
                 problem=problem,
-                stream=stream,
-                seq=seq,
+                stream=head["stream"],
+                seq=head["seq"],
                 heads=checked,
                 skipped=skipped,
                 **base,

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 from psycopg.types.json import Jsonb
@@ -189,8 +189,8 @@ class Verification:
 # these two together 0.85 s).
 #
 # Seals: re-hash every event where it is stored, a plain scan in id ranges (big enough that
-# PostgreSQL JIT-compiles the hash expression; a query per stream stays below that
-# threshold and hashes at half the speed). Per stream, the range's event count and the
+# PostgreSQL hashes each range in parallel workers; a query per stream is planned for one
+# process and hashes at half the speed). Per stream, the range's event count and the
 # lowest seq whose stored hash its contents do not reproduce.
 _SEALS = """
     SELECT stream, count(*), min(seq) FILTER (WHERE NOT sealed) FROM (
@@ -225,6 +225,16 @@ _LINKS = """
 SEAL_RANGE = 250_000
 
 
+def _rows(sql: str, params) -> list[tuple]:
+    """Run one of the two passes unprepared, so PostgreSQL plans it for these very values.
+    As a prepared statement (memory_core.prepared, planned once and generically) the seal
+    pass cannot tell a range of 250,000 ids from a handful and scans it in one process; planned
+    for the values it scans in parallel: at 1m events 2.3 s instead of 4.5 s."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _seal_failures(streams, progress) -> dict[str, int]:
     """{stream: lowest seq whose seal fails}, over every event (of `streams` if given)."""
     top = LedgerEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
@@ -236,7 +246,7 @@ def _seal_failures(streams, progress) -> dict[str, int]:
         end = start + SEAL_RANGE
         params = [start, end] + ([list(streams)] if streams is not None else [])
         scanned = 0
-        for stream, count, bad in prepared.fetch_all(sql, params):
+        for stream, count, bad in _rows(sql, params):
             scanned += count
             if bad is not None and (stream not in failures or bad < failures[stream]):
                 failures[stream] = bad
@@ -250,7 +260,7 @@ def _link_failures(streams) -> dict[str, tuple]:
     """{stream: (id, seq, position, expected_seq, linked)} of its first broken link."""
     where = "WHERE stream = ANY(%s)" if streams is not None else ""
     params = [GENESIS] + ([list(streams)] if streams is not None else [])
-    return {row[0]: row[1:] for row in prepared.fetch_all(_LINKS.format(where=where), params)}
+    return {row[0]: row[1:] for row in _rows(_LINKS.format(where=where), params)}
 
 
 def verify(progress=None, streams=None) -> Verification:
