@@ -4,6 +4,7 @@ import json
 
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html
 
 from memory_console.console import links
 
@@ -20,6 +21,36 @@ def scope_name(token: str) -> str:
 def scope_kind(token: str) -> str:
     """`team` for `team:ops`; `global` for `global` (the chip's colour and label)."""
     return token.split(":", 1)[0] if ":" in token else token
+
+
+@register.simple_tag
+def scope_chip(token: str, nolink: bool = False) -> str:
+    """A scope token with its kind made visible: `{% scope_chip token %}`, a link to the
+    scope's page; `nolink=True` for plain text. A tag rather than an included template: the
+    scope tree and the conflicts page render hundreds of chips, and an include per chip was
+    most of their rendering time."""
+    kind = scope_kind(token)
+    name = (
+        ""
+        if token == "global"
+        else format_html('<span class="chip-id">{}</span>', scope_name(token))
+    )
+    if nolink:
+        return format_html(
+            '<span class="chip chip-{}" title="{}"><span class="chip-kind">{}</span>{}</span>',
+            kind,
+            token,
+            kind,
+            name,
+        )
+    return format_html(
+        '<a class="chip chip-{}" href="{}" title="{}"><span class="chip-kind">{}</span>{}</a>',
+        kind,
+        links.scope_path(token),
+        token,
+        kind,
+        name,
+    )
 
 
 @register.simple_tag

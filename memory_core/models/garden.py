@@ -94,9 +94,11 @@ class Proposal(models.Model):
             ),
         ]
         indexes = [
-            # The garden page and the dashboard: open proposals by kind, newest first.
+            # The garden page and the dashboard: open proposals by kind, newest first (the
+            # id too: the page orders by it after the time, and without it the planner sorted
+            # every open proposal of the kind, 15 ms at 1m, for a page of five).
             models.Index(
-                fields=["kind", "-created_at"],
+                fields=["kind", "-created_at", "-id"],
                 condition=Q(state="open"),
                 name="proposal_open_kind_idx",
             ),
