@@ -177,8 +177,9 @@ DATABASES = {
             "pool": {
                 "min_size": env_int("DB_POOL_MIN", 1, minimum=0),
                 "max_size": env_int("DB_POOL_MAX", 10, minimum=1),
-                # A sync worker uses one connection at a time, so waiting for one only
-                # happens while the database is unreachable: fail fast with a 503.
+                # A worker uses one connection per request thread (serve --threads, 2), far
+                # below max_size, so waiting for one only happens while the database is
+                # unreachable: fail fast with a 503.
                 "timeout": env_int("DB_POOL_TIMEOUT", 3, minimum=1),
                 # Give up a failed reconnection after this long; the next request starts a
                 # fresh one at once, instead of waiting out an ever longer backoff.

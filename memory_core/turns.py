@@ -13,7 +13,13 @@ from psycopg.types.json import Jsonb
 
 from memory_core import audit, prepared
 from memory_core.actors import chain_of
-from memory_core.applied import chain_entries, entry_shapes, shape_rows, shown_ids
+from memory_core.applied import (
+    chain_entries,
+    chain_selection,
+    entry_shapes,
+    shape_rows,
+    shown_ids,
+)
 from memory_core.block import render
 from memory_core.errors import Invalid
 from memory_core.ids import digest_id
@@ -106,13 +112,12 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
     """The turn as it would be given now."""
     chain = chain_of(actor)
     limit = budget(max_memories)
-    relevant = None
     if query:
         records, relevant, _ = ranked_chain(chain, query, limit)
-        entries = chain_entries(chain, records)
+        selection = select(chain_entries(chain, records), chain, limit, relevant)
     else:
-        entries = chain_entries(chain)
-    selection = select(entries, chain, limit, relevant)
+        # No query: precedence and the budget applied in the database (applied.py).
+        selection = chain_selection(chain, limit)
     wanted = shown_ids(selection.kept)
     rows = shape_rows(wanted) if wanted else {}
     if not wanted <= rows.keys():

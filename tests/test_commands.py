@@ -414,8 +414,10 @@ def test_serve_application_loads_the_wsgi_app():
     from memory_console.wsgi import application
     from memory_core.management.commands.serve import ConsoleApplication, gunicorn_options
 
-    app = ConsoleApplication(gunicorn_options("::1", 8011, 3))
+    app = ConsoleApplication(gunicorn_options("::1", 8011, 3, 4))
     assert app.cfg.bind == ["[::1]:8011"] and app.cfg.workers == 3
+    # Threaded workers: one request's Python runs while another's query waits.
+    assert app.cfg.worker_class_str == "gthread" and app.cfg.threads == 4
     assert app.cfg.preload_app is True
     try:
         assert app.wsgi() is application

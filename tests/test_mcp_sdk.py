@@ -1,5 +1,5 @@
 """End to end: the official `mcp` SDK's client (a real client none of us wrote) over
-streamable HTTP, against `manage.py serve` (gunicorn sync workers, DEBUG off) on the test
+streamable HTTP, against `manage.py serve` (gunicorn workers, DEBUG off) on the test
 database, in both protocol revisions: 2025-06-18 (`mode="legacy"`: the initialize
 handshake; the client offers 2025-11-25 and takes the server's 2025-06-18) and 2026-07-28
 (pinned, and `mode="auto"`, which probes server/discover first).

@@ -1,10 +1,13 @@
 """Second copies of a rule, held to the rule over generated organisations (tests/worlds.py).
 
-Two rules are answered twice, for speed:
+Three rules are answered twice, for speed:
 
 - precedence: `precedence.resolve` over one actor's chain is the rule (turns, read-back, the
   actor page); `conflicts.conflicts` restates it in one SQL statement for every actor at
   once (DISTINCT ON the narrowest rank, `global` at rank 32767);
+- selection: `selection.select` over `precedence.resolve`d entries is the rule for what a
+  turn shows; `applied.chain_selection` restates both in one SQL statement for a turn
+  without a query (only the kept keys' rows leave the database);
 - reach: `permissions.role_for` answers for one scope; `permissions.readable_scope_roles`
   answers for every scope at once, in one recursive query.
 
@@ -17,12 +20,14 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
 from memory_core.actors import chain_of
+from memory_core.applied import chain_selection
 from memory_core.chain import chain_rank
 from memory_core.conflicts import AUTHOR_COMBINATIONS, conflicts
 from memory_core.facts import Record
 from memory_core.models import Actor, Memory
 from memory_core.permissions import readable_scope_roles, role_for
 from memory_core.precedence import resolve
+from memory_core.selection import select
 from tests.worlds import World, worlds
 
 EXAMPLES = settings(
@@ -107,6 +112,23 @@ def test_the_conflicts_query_says_what_precedence_says_for_every_actor(db, opera
         assert {(c.narrow.uid, c.wide.uid) for c in page} == {
             (n, w) for n, w, _ in expected if scope.token in (scope_of[n], scope_of[w])
         }
+
+
+@EXAMPLES
+@given(spec=worlds(duplicates=True))
+def test_the_turns_selection_in_sql_keeps_what_select_keeps(db, operator, spec):
+    World(spec, operator)
+    records, now = live_records(), timezone.now()
+    for actor in Actor.objects.all():
+        chain = chain_of(actor)
+        entries = resolve(records, chain, now=now)
+        pinned = sum(e.pinned for e in entries)
+        # Every budget from none to more than there is, and the one where pins overflow.
+        for budget in sorted({0, 1, 2, 3, max(pinned - 1, 0), len(entries), len(entries) + 1}):
+            expected = select(entries, chain, budget)
+            got = chain_selection(chain, budget)
+            assert got.kept == expected.kept, (actor.ref, budget)
+            assert got.stats == expected.stats, (actor.ref, budget)
 
 
 @EXAMPLES

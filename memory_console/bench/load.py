@@ -1,7 +1,7 @@
 """Concurrent HTTP clients: a fixed number of requests per operation, after a warm-up.
 
 Each client is a thread sending one request at a time (memory_console/loadgen/client.py: a
-fresh loopback connection each, as gunicorn's sync workers close every connection anyway);
+fresh loopback connection each, as many independent agents' requests arrive);
 a request's latency is from before connecting to the last byte of the answer. A request
 that does not answer with the expected status fails the run: a benchmark of errors would
 measure nothing.

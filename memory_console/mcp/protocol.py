@@ -14,7 +14,7 @@
   except for a body that is not a request at all (400).
 
 There is no session, no SSE stream and no server-to-client request: each POST gets one
-application/json answer (or 202 with no body for a notification), so a gunicorn sync worker
+application/json answer (or 202 with no body for a notification), so a gunicorn worker
 serves it like any other view. Tool failures are tool results with `isError: true` and the
 API's message; malformed protocol input is a JSON-RPC error; neither is ever a traceback.
 """

@@ -1,5 +1,5 @@
 """The MCP endpoint: POST /mcp/ (the key's bound actor) and /mcp/actors/<ref>/ (the actor the
-URL names). A plain synchronous view, so gunicorn's sync workers serve it like the API, and
+URL names). A plain synchronous view, so gunicorn's workers serve it like the API, and
 the tools run on the request's own thread, database connection and transactions.
 
 Before any JSON-RPC is read, the HTTP layer answers for itself, always in JSON-RPC's error

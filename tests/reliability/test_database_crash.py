@@ -10,7 +10,8 @@ while requests are in flight; hold the clients' next requests and let each get i
 to the one in flight; probe /health, a console page, a console login, a read-back, a
 remember and a turn; restart the server; resume the load and wait for /health to answer
 200 again, with no manual step. (Holding the load keeps the outage short: each request
-then waits DB_POOL_TIMEOUT for a connection, and the two sync workers queue the rest.)
+then waits DB_POOL_TIMEOUT for a connection, and the workers' request threads
+queue the rest.)
 """
 
 import json
@@ -39,7 +40,7 @@ KEYS_PER_CLIENT = 4
 WARMUP = 8.0  # seconds of load before the crash
 AFTER = 5.0  # seconds of load after the app answers /health again
 # A request waits up to DB_POOL_TIMEOUT (10 s by default) for a connection before its 503,
-# and the two sync workers take one request each at a time: bounds are generous.
+# and the two workers take two requests each at a time: bounds are generous.
 ANSWER_BOUND = 120.0
 RECOVERY_BOUND = 120.0  # the app must answer /health 200 this long after the restart
 # An answer this long after the kill cannot come from database work done before it.
