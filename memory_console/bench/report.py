@@ -57,10 +57,13 @@ def machine(pg_version: str, clients: int, workers: int) -> str:
         memory = f", {kb / 1024 / 1024:.0f} GiB"
     except (OSError, ValueError, IndexError):
         pass
+    from memory_core.management.commands.serve import DEFAULT_THREADS
+
     load = f", load {os.getloadavg()[0]:.2f} at start" if hasattr(os, "getloadavg") else ""
     return (
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu}){memory}; "
-        f"{pg_version}; Python {platform.python_version()}; gunicorn {workers} workers, "
+        f"{pg_version}; Python {platform.python_version()}; gunicorn {workers} workers of "
+        f"{DEFAULT_THREADS} threads, "
         f"{clients} HTTP clients{load}"
     )
 

@@ -1,9 +1,9 @@
 """One HTTP request to the app under test, over loopback, and a logged-in console session.
 
 Every request opens a fresh connection, as a client behind a load balancer would: a fresh
-one tells the caller which client port it used (the reliability suite finds the worker serving a request
-by it). A request never raises for a transport failure: the answer then has status None and
-the error, so a load test can count it and a benchmark can refuse it.
+one tells the caller which client port it used (the reliability suite finds the worker
+serving a request by it). A request never raises for a transport failure: the answer then
+has status None and the error, so a load test can count it and a benchmark can refuse it.
 """
 
 import http.client
