@@ -76,7 +76,7 @@ def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
 # time where the Python it replaces took 1.5 ms of the worker's.
 SELECTED_IN_CHAIN = f"""
     WITH live AS MATERIALIZED (
-        SELECT {RECORD_COLUMNS}, c.rank
+        SELECT {RECORD_COLUMNS}, c.rank, m.id
         FROM unnest(%(chain)s::text[]) WITH ORDINALITY AS c(token, rank)
         JOIN memory_core_scope s ON s.token = c.token
         JOIN memory_core_memory m ON m.scope_id = s.id
@@ -94,20 +94,35 @@ SELECTED_IN_CHAIN = f"""
     ), counts AS (
         SELECT count(*) AS offered, count(*) FILTER (WHERE pinned) AS pinned_keys FROM keyed
     )
-    -- The counts come back even when nothing is kept (a row of nulls beside them).
+    -- The counts come back even when nothing is kept (a row of nulls beside them); each
+    -- kept row with what the API shows of it (as SHAPE_ROWS reads it).
     SELECT l.uid, l.token, l.key, l.text, l.author, l.pinned, l.created_at, l.expires_at,
-           counts.offered, counts.pinned_keys
+           counts.offered, counts.pinned_keys,
+           m.id, m.tags, m.origin_user, oa.ref, m.origin_thread, m.origin_run,
+           m.origin_tool_call, sup.uid,
+           EXISTS (
+               SELECT 1 FROM memory_core_thread t
+               WHERE t.actor_id = m.origin_actor_id AND t.ref = m.origin_thread
+           )
     FROM counts
-    LEFT JOIN (kept JOIN live l ON l.key = kept.key) ON true
+    LEFT JOIN (
+        kept
+        JOIN live l ON l.key = kept.key
+        JOIN memory_core_memory m ON m.id = l.id
+        LEFT JOIN memory_core_actor oa ON oa.id = m.origin_actor_id
+        LEFT JOIN memory_core_memory sup ON sup.id = m.supersedes_id
+    ) ON true
 """
 
 
-def chain_selection(chain, max_lines: int) -> Selection:
+def chain_selection(chain, max_lines: int) -> tuple[Selection, dict[str, ShapeRow]]:
     """What selection.select(chain_entries(chain), chain, max_lines) keeps, and its stats,
-    chosen in the database: only the kept keys' rows come back."""
+    chosen in the database: only the kept keys' rows come back, with what the API shows
+    of each (shape_rows of the entries' shown_ids), from the same statement."""
     room = max(0, max_lines)
     rows = prepared.fetch_all(SELECTED_IN_CHAIN, {"chain": list(chain), "room": room})
-    kept = resolve([Record(*row[:8]) for row in rows if row[0] is not None], chain, timezone.now())
+    kept_rows = [row for row in rows if row[0] is not None]
+    kept = resolve([Record(*row[:8]) for row in kept_rows], chain, now=timezone.now())
     offered, pinned_keys = rows[0][8], rows[0][9]
     omitted = offered - len(kept)
     stats = SelectionStats(
@@ -117,7 +132,33 @@ def chain_selection(chain, max_lines: int) -> Selection:
         recalled=0,
         partial=omitted > 0,
     )
-    return Selection(kept=tuple(kept), stats=stats)
+    shown = shown_ids(kept)
+    shapes = {row[0]: _shape_row(row) for row in kept_rows if row[0] in shown}
+    return Selection(kept=tuple(kept), stats=stats), shapes
+
+
+def _shape_row(row) -> ShapeRow:
+    """A ShapeRow from a row of SELECTED_IN_CHAIN (its record, counts, then shape columns)."""
+    uid, token, key, text, author, pinned, created_at, _expires, _offered, _pinned = row[:10]
+    pk, tags, origin_user, origin_actor, thread, run, tool_call, supersedes, stored = row[10:]
+    return ShapeRow(
+        pk,
+        uid,
+        key,
+        text,
+        token,
+        pinned,
+        tags,
+        author,
+        origin_user,
+        origin_actor,
+        thread,
+        run,
+        tool_call,
+        created_at,
+        supersedes,
+        stored,
+    )
 
 
 def shown_ids(entries) -> set[str]:

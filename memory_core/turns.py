@@ -115,11 +115,13 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
     if query:
         records, relevant, _ = ranked_chain(chain, query, limit)
         selection = select(chain_entries(chain, records), chain, limit, relevant)
+        wanted = shown_ids(selection.kept)
+        rows = shape_rows(wanted) if wanted else {}
     else:
-        # No query: precedence and the budget applied in the database (applied.py).
-        selection = chain_selection(chain, limit)
-    wanted = shown_ids(selection.kept)
-    rows = shape_rows(wanted) if wanted else {}
+        # No query: precedence and the budget applied in the database, and the shown rows
+        # read by the same statement (applied.chain_selection).
+        selection, rows = chain_selection(chain, limit)
+        wanted = shown_ids(selection.kept)
     if not wanted <= rows.keys():
         raise MemoryVanished  # forgotten between the two reads
     rendered = render(selection.kept, chain, selection.stats.partial)

@@ -20,7 +20,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
 from memory_core.actors import chain_of
-from memory_core.applied import chain_selection
+from memory_core.applied import chain_selection, shape_rows, shown_ids
 from memory_core.chain import chain_rank
 from memory_core.conflicts import AUTHOR_COMBINATIONS, conflicts
 from memory_core.facts import Record
@@ -126,9 +126,12 @@ def test_the_turns_selection_in_sql_keeps_what_select_keeps(db, operator, spec):
         # Every budget from none to more than there is, and the one where pins overflow.
         for budget in sorted({0, 1, 2, 3, max(pinned - 1, 0), len(entries), len(entries) + 1}):
             expected = select(entries, chain, budget)
-            got = chain_selection(chain, budget)
+            got, shapes = chain_selection(chain, budget)
             assert got.kept == expected.kept, (actor.ref, budget)
             assert got.stats == expected.stats, (actor.ref, budget)
+            # What the API shows of each, as the separate read would have said.
+            shown = shown_ids(expected.kept)
+            assert shapes == (shape_rows(shown) if shown else {}), (actor.ref, budget)
 
 
 @EXAMPLES
