@@ -181,6 +181,19 @@ def test_pinned_omitted_turns_are_listed_as_alerts(client, users, org, crowded_t
     assert "run-globex" not in alerts
 
 
+def test_the_alerts_total_stops_at_its_cap(client, users, org, crowded_turn, monkeypatch):
+    from memory_console.console.views import dashboard
+
+    turns.resolve_turn(org.u2, "run-crowded-too", principal=org.acme_agent)
+    monkeypatch.setattr(dashboard, "ALERT_ROWS", 1)
+    response = login(client, users.auditor).get("/")
+    assert _stat(response, "alerts") == 2 and "The 1 newest of 2." in response.text
+    monkeypatch.setattr(dashboard, "ALERT_CAP", 1)
+    response = login(client, users.auditor).get("/")
+    assert 'id="stat-alerts">&gt;&#8202;1<' in response.text
+    assert "The 1 newest of more than 1." in response.text
+
+
 def test_another_tenants_alerts_stay_hidden(client, users, crowded_turn):
     response = login(client, users.outsider).get("/")
     assert _stat(response, "alerts") == 0
@@ -308,6 +321,45 @@ def test_settled_days_are_counted_once_per_reach_and_recent_days_live(
     assert _stat(login(client, users.su).get("/"), "agent-writes") == 3  # from the cache
     # Another reach has its own entry, counted now: it sees the new write, and only acme's.
     assert _stat(login(client, users.owner).get("/"), "agent-writes") == 3
-    # Today, yesterday and today are counted on every view.
+    # Back to now: the last hour or two are counted on every view.
     monkeypatch.undo()
     assert _stat(login(client, users.su).get("/"), "agent-writes") == 4
+
+
+def test_settled_days_of_turns_are_counted_once_and_recent_days_live(
+    client, users, org, activity, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from memory_console.console.views import dashboard
+
+    later = timezone.now() + timedelta(days=3)
+    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
+    assert _stat(login(client, users.su).get("/"), "turns") == 3
+    turns.resolve_turn(org.u1, "run-late", principal=org.acme_agent)
+    assert _stat(login(client, users.su).get("/"), "turns") == 3  # from the cache
+    # Another reach has its own entry, counted now: the new turn, and only acme's turns.
+    assert _stat(login(client, users.owner).get("/"), "turns") == 3
+    monkeypatch.undo()
+    assert _stat(login(client, users.su).get("/"), "turns") == 4
+
+
+def test_an_hour_that_ended_over_an_hour_ago_is_counted_once(
+    client, users, org, activity, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from memory_console.console.views import dashboard
+
+    # Two hours on, this hour has settled (whether or not midnight came between).
+    later = timezone.now() + timedelta(hours=2)
+    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
+    assert _stat(login(client, users.su).get("/"), "turns") == 3
+    assert _stat(login(client, users.su).get("/"), "agent-writes") == 3
+    turns.resolve_turn(org.u1, "run-in-the-hour", principal=org.acme_agent)
+    writes.remember(org.u1, "pet", "has a cat", principal=org.acme_agent)
+    assert _stat(login(client, users.su).get("/"), "turns") == 3  # the hour, from the cache
+    assert _stat(login(client, users.su).get("/"), "agent-writes") == 3
+    monkeypatch.undo()
+    response = login(client, users.su).get("/")
+    assert _stat(response, "turns") == 4 and _stat(response, "agent-writes") == 4
