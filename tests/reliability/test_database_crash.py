@@ -8,7 +8,8 @@ written, the ledger has no gap or fork, and `verify_ledger` passes.
 The choreography: load for WARMUP seconds; SIGKILL the postmaster and all its children
 while requests are in flight; hold the clients' next requests and let each get its answer
 to the one in flight; probe /health, a console page, a console login, a read-back, a
-remember and a turn; restart the server; resume the load and wait for /health to answer
+remember and a turn; let the load run for OUTAGE_LOAD seconds more, every answer a 503;
+restart the server; resume the load and wait for /health to answer
 200 again, with no manual step. (Holding the load keeps the outage short: each request
 then waits DB_POOL_TIMEOUT for a connection, and the workers' request threads
 queue the rest.)
@@ -45,6 +46,8 @@ ANSWER_BOUND = 120.0
 RECOVERY_BOUND = 120.0  # the app must answer /health 200 this long after the restart
 # An answer this long after the kill cannot come from database work done before it.
 SETTLE = 1.0
+# Seconds of load sent while the database is down, after the probes.
+OUTAGE_LOAD = 2.0
 
 
 def is_json_503(resp_or_sample) -> bool:
@@ -150,6 +153,17 @@ def test_database_killed_mid_load(healthy, seeded, private_pg, figures):
             what="the requests in flight at the crash to be answered",
         )
         outage_probes = probe_outage(port, api, console, visitor)
+        # The load itself while the database is still down: with threaded workers the
+        # requests in flight at the crash are all answered within SETTLE, so without this
+        # the outage would see the probes' answers only.
+        pause.clear()
+        time.sleep(OUTAGE_LOAD)
+        pause.set()
+        wait_until(
+            lambda: not any(c.busy for c in clients),
+            timeout=2 * ANSWER_BOUND,
+            what="the requests sent during the outage to be answered",
+        )
         restarted_at = time.monotonic()
         private_pg.restart()
         pause.clear()
