@@ -183,6 +183,27 @@ def test_dashboard_shows_open_proposals_per_kind_and_health(client, users, garde
     assert 'id="garden-health"' in response.text and "never shown" in response.text
 
 
+def _health_line(response) -> str:
+    return re.search(r"Measured <time[^>]*>[^<]*</time>: ([^.]*)\.", response.text).group(1)
+
+
+def test_the_dashboards_health_report_follows_each_pass(client, users, org, garden):
+    client.force_login(users.owner)
+    before = _health_line(client.get("/"))
+    assert before == _health_line(client.get("/"))  # the kept report, the same
+    writes.remember(org.u1, "pet", "has a cat", principal=org.acme_agent)
+    passes.run_pass()  # one more live memory that no turn showed
+    after = _health_line(client.get("/"))
+    assert after != before
+    never, live = map(int, re.match(r"(\d+) of (\d+) live", after).groups())
+    assert (never, live) == tuple(
+        n + 1 for n in map(int, re.match(r"(\d+) of (\d+)", before).groups())
+    )
+    # Another reach has its own report: the superuser's counts every tenant.
+    client.force_login(users.su)
+    assert int(re.match(r"\d+ of (\d+)", _health_line(client.get("/"))).group(1)) > live
+
+
 def test_nav_links_to_the_garden(client, users, garden):
     client.force_login(users.owner)
     assert 'href="/garden/"' in client.get("/").text

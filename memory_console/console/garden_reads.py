@@ -5,15 +5,17 @@ Evidence is rendered live from the memory rows (a proposal holds no text): every
 here lies in a scope the user reads (memory_core.garden.reads hides the rest).
 """
 
+import hashlib
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Q, Window
+from django.core.cache import cache
+from django.db.models import Count, F, Max, Q, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from memory_console.console.access import origin_threads_for_reader
 from memory_core.garden.reads import health_for_reader, open_counts
-from memory_core.models import Memory, Proposal, ProposalEvidence, ProposalKind
+from memory_core.models import Memory, Proposal, ProposalEvidence, ProposalKind, ScopeHealth
 from memory_core.models.access import Role
 from memory_core.permissions import readable_scope_roles
 
@@ -143,6 +145,49 @@ def dashboard_summary(user) -> dict:
     return {
         "kinds": kinds,
         "open": sum(counts.values()),
-        "health": health_for_reader(user),
+        "health": _health(user),
         "bar_width": BAR_WIDTH,
+    }
+
+
+HEALTH_FIELDS = ("live", "never_shown", "turns", "omitted", "omitting_turns", "pinned_omitted")
+
+
+def _health(user) -> dict:
+    """health_for_reader, kept in the cache per reach and per state of the health table.
+
+    The report changes only when a gardening pass rewrites the table, and a pass writes
+    every row it measures with its own time: the latest time and the row count within the
+    reach (one aggregate) name the state, so a view after a pass never gets the report of
+    before it. At 1m the report's two top-10 lists sort 11,200 scopes (24 ms a view)."""
+    roles = readable_scope_roles(user)
+    rows = (
+        ScopeHealth.objects.all()
+        if roles is None
+        else ScopeHealth.objects.filter(scope_id__in=list(roles))
+    )
+    state = rows.aggregate(at=Max("measured_at"), n=Count("scope_id"))
+    if not state["n"]:
+        return health_for_reader(user)
+    reach = "all" if roles is None else ",".join(map(str, sorted(roles)))
+    digest = hashlib.sha256(f"{reach}|{state['at'].isoformat()}|{state['n']}".encode())
+    key = f"garden-health:{digest.hexdigest()}"
+    report = cache.get(key)
+    if report is None:
+        report = _plain(health_for_reader(user))
+        cache.set(key, report, timeout=86400)
+    return report
+
+
+def _plain(report: dict) -> dict:
+    """The report with its rows as plain values (what the template reads), for the cache."""
+
+    def row(health) -> dict:
+        return {"scope": {"token": health.scope.token}} | {
+            name: getattr(health, name) for name in HEALTH_FIELDS
+        }
+
+    return report | {
+        "pressure": [row(h) for h in report["pressure"]],
+        "unused": [row(h) for h in report["unused"]],
     }

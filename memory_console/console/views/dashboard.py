@@ -191,7 +191,7 @@ def dashboard(request):
     runs = digests_for_reader(user).filter(created_at__gte=since)
     turns = _turns(runs, since, reach)
     omitted = runs.filter(pinned_omitted__gt=0)
-    alerts_seen = omitted.order_by()[: ALERT_CAP + 1].count()
+    alerts_seen = omitted.order_by().values("id")[: ALERT_CAP + 1].count()
     scopes, totals = _live_counts(reach)
     context = {
         "window_days": WINDOW_DAYS,
