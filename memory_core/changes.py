@@ -37,44 +37,34 @@ from memory_core import audit, ledger
 
 _AS_GIVEN = object()  # log(): keep the actor_ref / scope given to audited()
 
-# The bulk action (memory_core/bulk.py) a change runs inside, if any: its id is written
-# into every ledger event's payload and the access-log row's detail, so each memory's own
-# change says which bulk action it was part of.
-_BULK_ID: ContextVar[str | None] = ContextVar("bulk_id", default=None)
+# What a change runs inside, written into every ledger event's payload and the access-log
+# row's detail, so each memory's own change says what it was part of: `bulk`, the bulk action
+# (memory_core/bulk.py); `proposal`, the gardening proposal whose approval runs it
+# (memory_core/garden/).
+_TAGS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("change_tags", default=())
 
 
 @contextmanager
+def _tagged(name: str, value: str):
+    token = _TAGS.set((*_TAGS.get(), (name, value)))
+    try:
+        yield
+    finally:
+        _TAGS.reset(token)
+
+
 def in_bulk(bulk_id: str):
     """Every change made inside is tagged `bulk: <bulk_id>` (ledger payload, access log)."""
-    token = _BULK_ID.set(bulk_id)
-    try:
-        yield
-    finally:
-        _BULK_ID.reset(token)
+    return _tagged("bulk", bulk_id)
 
 
-# The gardening proposal (memory_core/garden/) whose approval runs a change, if any: its
-# id is written the same way, so the memory's own events say which proposal decided them.
-_PROPOSAL_ID: ContextVar[str | None] = ContextVar("proposal_id", default=None)
-
-
-@contextmanager
 def for_proposal(proposal_uid: str):
     """Every change made inside is tagged `proposal: <uid>` (ledger payload, access log)."""
-    token = _PROPOSAL_ID.set(proposal_uid)
-    try:
-        yield
-    finally:
-        _PROPOSAL_ID.reset(token)
+    return _tagged("proposal", proposal_uid)
 
 
 def _tags() -> dict:
-    tags = {}
-    if (bulk_id := _BULK_ID.get()) is not None:
-        tags["bulk"] = bulk_id
-    if (proposal_uid := _PROPOSAL_ID.get()) is not None:
-        tags["proposal"] = proposal_uid
-    return tags
+    return dict(_TAGS.get())
 
 
 @dataclass

@@ -9,6 +9,17 @@ from memory_core.writes import check_tags, lock_slot, retire
 MAX_REASON_CHARS = 500
 
 
+def checked_reason(reason: str | None, missing: str) -> str:
+    """A person's reason (invalidating a memory, dismissing a proposal), stripped: one line
+    of at most MAX_REASON_CHARS characters; `missing` is the refusal when there is none."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise Invalid(missing)
+    if len(reason) > MAX_REASON_CHARS or "\n" in reason or "\x00" in reason:
+        raise Invalid(f"the reason is one line of at most {MAX_REASON_CHARS} characters")
+    return reason
+
+
 def _locked_live(memory: Memory) -> Memory:
     live = lock_slot(memory.scope, memory.key)
     if live is None or live.pk != memory.pk:
@@ -62,11 +73,7 @@ def invalidate(memory: Memory, reason: str, *, principal) -> Memory:
     which records only its length: a reason often quotes the fact)."""
     with audited(principal, "invalidate", scope=memory.scope.token) as change:
         _check_admin(principal, memory)
-        reason = (reason or "").strip()
-        if not reason:
-            raise Invalid("say why the memory is invalid")
-        if len(reason) > MAX_REASON_CHARS or "\n" in reason or "\x00" in reason:
-            raise Invalid(f"the reason is one line of at most {MAX_REASON_CHARS} characters")
+        reason = checked_reason(reason, "say why the memory is invalid")
         live = _locked_live(memory)
         retire(live, RetiredReason.INVALIDATED, principal, note=reason)
         change.event(

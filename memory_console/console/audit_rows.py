@@ -14,7 +14,8 @@ from memory_console.console.access import (
     readable_scope_roles,
 )
 from memory_console.console.forms import REFUSED_FROM, AccessFilter, LedgerFilter
-from memory_core.attribution import line_forms
+from memory_core.attribution import MAX_LINE_CHARS, line_forms
+from memory_core.inputs import HOST_ID_MAX
 from memory_core.models import Memory
 
 
@@ -58,6 +59,15 @@ def filtered_rows(request, form: AccessFilter, now=None):
     if until is not None:
         rows = rows.filter(created_at__lt=until)
     return rows
+
+
+def attribution_query(params) -> tuple[str, str, str]:
+    """(pasted line, run id, actor ref) from the attribution page's query (also its
+    export's), bounded; a pasted text that cannot be a prompt line counts as none."""
+    pasted = params.get("line", "")[:MAX_LINE_CHARS]
+    run_id = params.get("run", "").strip()[:HOST_ID_MAX]
+    actor_ref = params.get("actor", "").strip()[:HOST_ID_MAX]
+    return (pasted if line_forms(pasted) else ""), run_id, actor_ref
 
 
 def attribution_lines(user, pasted: str, run_id: str, actor_ref: str, limit: int):

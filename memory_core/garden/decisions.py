@@ -24,7 +24,6 @@ from memory_core.ids import new_id
 from memory_core.models import EvidenceRole, Memory, Proposal, ProposalKind, ProposalState
 from memory_core.permissions import can_administer
 
-MAX_REASON_CHARS = 500
 MAX_BATCH = 200
 RESOLUTIONS = ("invalidate", "correct")  # what approving a shadowed-person proposal does
 
@@ -159,11 +158,7 @@ def dismiss(proposal: Proposal, reason: str, *, principal) -> Decided:
     """Dismiss with a reason (kept on the row; the ledger records its length only)."""
     with audited(principal, "proposal.dismiss", scope=proposal.scope.token) as change:
         _check_decider(principal, proposal)
-        reason = (reason or "").strip()
-        if not reason:
-            raise Invalid("say why the proposal is dismissed")
-        if len(reason) > MAX_REASON_CHARS or "\n" in reason or "\x00" in reason:
-            raise Invalid(f"the reason is one line of at most {MAX_REASON_CHARS} characters")
+        reason = curation.checked_reason(reason, "say why the proposal is dismissed")
         locked = _lock_open(proposal)
         ids = [m.uid for _, m in evidence_of(locked)]
         _close(locked, ProposalState.DISMISSED, principal, note=reason)

@@ -21,12 +21,11 @@ from memory_console.console.access import (
     origin_threads_for_reader,
     readable_scope_roles,
 )
-from memory_console.console.audit_rows import attribution_lines
+from memory_console.console.audit_rows import attribution_lines, attribution_query
 from memory_console.console.reads import RunGroup, group_by_run
 from memory_console.console.rendering import render_page
 from memory_core import audit
-from memory_core.attribution import MAX_LINE_CHARS, forgotten_events, line_forms, run_window
-from memory_core.inputs import HOST_ID_MAX
+from memory_core.attribution import forgotten_events, run_window
 from memory_core.models import Digest, DigestLine, LedgerEvent, Memory, Thread
 from memory_core.principals import Principal
 from memory_core.shapes import origin
@@ -128,11 +127,7 @@ def _shown_ids(traces: list[Trace]) -> list[str]:
 @require_GET
 def attribution(request):
     user = request.user
-    pasted = request.GET.get("line", "")[:MAX_LINE_CHARS]
-    run_id = request.GET.get("run", "").strip()[:HOST_ID_MAX]
-    actor_ref = request.GET.get("actor", "").strip()[:HOST_ID_MAX]
-    if not line_forms(pasted):
-        pasted = ""
+    pasted, run_id, actor_ref = attribution_query(request.GET)
     searched = bool(pasted or run_id)
     lines = attribution_lines(user, pasted, run_id, actor_ref, MAX_LINES + 1) if searched else []
     truncated = len(lines) > MAX_LINES

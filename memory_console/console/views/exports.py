@@ -30,13 +30,17 @@ from memory_console.console.access import (
     origin_threads_for_reader,
     readable_scope_roles,
 )
-from memory_console.console.audit_rows import attribution_lines, filtered_events, filtered_rows
+from memory_console.console.audit_rows import (
+    attribution_lines,
+    attribution_query,
+    filtered_events,
+    filtered_rows,
+)
 from memory_console.console.forms import AccessFilter, LedgerFilter
 from memory_console.routers import on_this_replica
 from memory_core import audit, exports
-from memory_core.attribution import MAX_LINE_CHARS, forgotten_events, line_forms, run_window
+from memory_core.attribution import forgotten_events, run_window
 from memory_core.errors import Invalid
-from memory_core.inputs import HOST_ID_MAX
 from memory_core.ledger import timestamp_text
 from memory_core.models import AccessLog, LedgerEvent, Memory
 from memory_core.principals import Principal
@@ -365,11 +369,7 @@ def _forgotten_about(uids):
 @require_GET
 def attribution_export(request):
     user = request.user
-    pasted = request.GET.get("line", "")[:MAX_LINE_CHARS]
-    run_id = request.GET.get("run", "").strip()[:HOST_ID_MAX]
-    actor_ref = request.GET.get("actor", "").strip()[:HOST_ID_MAX]
-    if not line_forms(pasted):
-        pasted = ""
+    pasted, run_id, actor_ref = attribution_query(request.GET)
     if not (pasted or run_id):
         raise Invalid("give a prompt line (?line=) or a run id (?run=)")
     lines = attribution_lines(user, pasted, run_id, actor_ref, MAX_BUNDLE_LINES + 1)
