@@ -26,12 +26,7 @@ def filtered_events(request, form: LedgerFilter, now=None):
     for name in ("kind", "scope", "principal"):
         if values[name]:
             events = events.filter(**{name: values[name]})
-    since, until = form.bounds(now or timezone.now())
-    if since is not None:
-        events = events.filter(created_at__gte=since)
-    if until is not None:
-        events = events.filter(created_at__lt=until)
-    return events
+    return _within(events, form, now)
 
 
 def who_filters(rows, values: dict):
@@ -53,6 +48,11 @@ def filtered_rows(request, form: AccessFilter, now=None):
         rows = rows.filter(outcome=int(values["outcome"]))
     if values["refused"]:
         rows = rows.filter(outcome__gte=REFUSED_FROM)
+    return _within(rows, form, now)
+
+
+def _within(rows, form, now):
+    """`rows` created within the form's time filters (relative ones counted from `now`)."""
     since, until = form.bounds(now or timezone.now())
     if since is not None:
         rows = rows.filter(created_at__gte=since)

@@ -88,15 +88,19 @@ def _rows(sql: str, params: dict) -> list[tuple]:
 
 # --- 1. promote: the same key, equivalent text, at >= N actors under one team or tenant ---
 
-PROMOTE_SQL = f"""
-WITH placed AS (
+# Each live agent memory beside every team and tenant its actor belongs to (within the
+# pass's scopes): where both promotions look for copies held by enough actors.
+PLACED = """
     SELECT c.id, c.key, c.actor_id, c.sig, g.id AS g_id, g.token AS g_token
     FROM garden_live c
     JOIN memory_core_membership ms ON ms.actor_id = c.actor_id
     JOIN memory_core_scope g ON g.id = ms.scope_id
     WHERE (g.token LIKE 'team:%%' OR g.token LIKE 'tenant:%%')
       AND (%(all)s OR g.id = ANY(%(scopes)s))
-),
+"""
+
+PROMOTE_SQL = f"""
+WITH placed AS ({PLACED}),
 groups AS (
     SELECT g_id, key, sig FROM placed
     GROUP BY g_id, key, sig HAVING count(DISTINCT actor_id) >= %(n)s
@@ -118,14 +122,7 @@ ORDER BY 3, 4
 # lexically one: each copy joins the group's most held lexical form when their vectors are
 # close enough.
 SEMANTIC_PROMOTE_SQL = f"""
-WITH placed AS MATERIALIZED (
-    SELECT c.id, c.key, c.actor_id, c.sig, g.id AS g_id, g.token AS g_token
-    FROM garden_live c
-    JOIN memory_core_membership ms ON ms.actor_id = c.actor_id
-    JOIN memory_core_scope g ON g.id = ms.scope_id
-    WHERE (g.token LIKE 'team:%%' OR g.token LIKE 'tenant:%%')
-      AND (%(all)s OR g.id = ANY(%(scopes)s))
-),
+WITH placed AS MATERIALIZED ({PLACED}),
 keyed AS (
     SELECT g_id, key FROM placed GROUP BY g_id, key
     HAVING count(DISTINCT actor_id) >= %(n)s
