@@ -1,5 +1,5 @@
 """What applies to an actor: its chain's live rows, resolved by precedence into entries,
-and the API shape of those entries.
+a turn's selection of them made in SQL (chain_selection), and the API shape of entries.
 
 Shared by turns (turns.py), the read-back (readback.py), search (search.py) and the
 console's actor page; every read of "what does this chain say" goes through here.
