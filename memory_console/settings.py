@@ -160,7 +160,9 @@ DATABASES = {
         # Connections come from psycopg's pool; CONN_MAX_AGE must stay 0 with a pool.
         "CONN_MAX_AGE": 0,
         # The pool checks a connection before handing it out: after a database restart a
-        # request gets a fresh connection, not a dead one (and a 503).
+        # request gets a fresh connection, not a dead one (and a 503). The check is
+        # memory_console/pool_check.py's, which asks PostgreSQL only when the socket says
+        # something happened (db_backend/base.py).
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {
             **_extra,

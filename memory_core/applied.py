@@ -74,9 +74,12 @@ def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
 # it beats, for precedence.resolve to lay out), with the counts of keys offered and pinned.
 # No sort but the top-N of the kept keys: at 1m the statement takes ~1 ms of PostgreSQL
 # time where the Python it replaces took 1.5 ms of the worker's.
-SELECTED_IN_CHAIN = f"""
+#
+# `live` reads only columns memory_one_live_per_scope_key carries (an index-only scan); the
+# text and the rest are read from the heap for the kept keys' rows alone.
+SELECTED_IN_CHAIN = """
     WITH live AS MATERIALIZED (
-        SELECT {RECORD_COLUMNS}, c.rank, m.id
+        SELECT s.token, m.key, m.pinned, m.created_at, m.expires_at, c.rank, m.id
         FROM unnest(%(chain)s::text[]) WITH ORDINALITY AS c(token, rank)
         JOIN memory_core_scope s ON s.token = c.token
         JOIN memory_core_memory m ON m.scope_id = s.id
@@ -96,7 +99,7 @@ SELECTED_IN_CHAIN = f"""
     )
     -- The counts come back even when nothing is kept (a row of nulls beside them); each
     -- kept row with what the API shows of it (as SHAPE_ROWS reads it).
-    SELECT l.uid, l.token, l.key, l.text, l.author, l.pinned, l.created_at, l.expires_at,
+    SELECT m.uid, l.token, l.key, m.text, m.author, l.pinned, l.created_at, l.expires_at,
            counts.offered, counts.pinned_keys,
            m.id, m.tags, m.origin_user, oa.ref, m.origin_thread, m.origin_run,
            m.origin_tool_call, sup.uid,

@@ -2,7 +2,8 @@
 
 A pasted line is matched by equality on the exact forms a stored prompt line can take
 (block.ENTRY_MARK or block.OVERRIDE_MARK in front of the same body), so the lookup is an
-index probe on DigestLine.text (`digestline_text_hash`), never a LIKE over every line.
+index probe on the hash of DigestLine.text (`digestline_text_hash`), never a LIKE over every
+line.
 After a forget the original text exists nowhere, so it cannot match: the stored line now
 reads `[forgotten]` (`- [forgotten]` in the block), and that, or the run id, is what an
 auditor looks up instead.
@@ -11,10 +12,11 @@ auditor looks up instead.
 from functools import reduce
 from operator import or_
 
-from django.db.models import Q
+from django.db.models import F, Q, Value
 
 from memory_core.block import ENTRY_MARK, OVERRIDE_MARK
 from memory_core.models import LedgerEvent, Message, Thread
+from memory_core.models.digests import TextHash
 
 # A prompt line is at most a marker, a scope token, a key and a fact: far below this.
 MAX_LINE_CHARS = 2000
@@ -50,6 +52,15 @@ def line_forms(pasted: str) -> list[str]:
     if not body:
         return []
     return [ENTRY_MARK + body, OVERRIDE_MARK + body, body]
+
+
+def lines_showing(lines, pasted: str):
+    """`lines` (DigestLines) narrowed to those that showed `pasted`, in any of its exact
+    forms: found by the hash of each form (digestline_text_hash), then compared whole."""
+    forms = line_forms(pasted)
+    return lines.alias(text_hash=TextHash(F("text"))).filter(
+        text_hash__in=[TextHash(Value(form)) for form in forms], text__in=forms
+    )
 
 
 def forgotten_events(uids) -> dict[str, LedgerEvent]:

@@ -7,6 +7,7 @@ whatever changed since, so a resumed run rebuilds the identical prompt.
 
 from dataclasses import dataclass, field
 
+import orjson
 from django.conf import settings
 from django.utils import timezone
 from psycopg.types.json import Jsonb
@@ -182,8 +183,8 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "query": query,
             "chain": turn.scopes,
             "block": turn.block,
-            "entries": Jsonb(turn.entries),
-            "stats": Jsonb(turn.stats),
+            "entries": Jsonb(turn.entries, dumps=orjson.dumps),
+            "stats": Jsonb(turn.stats, dumps=orjson.dumps),
             "pinned_omitted": turn.stats["pinned_omitted"],
             "now": now,
             "n": [ln["n"] for ln in lines],
@@ -195,7 +196,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "actor_ref": actor.ref,
             "memory_ids": turn.memory_ids,
             "count": len(turn.entries),
-            "detail": Jsonb(_read_detail(turn)),
+            "detail": Jsonb(_read_detail(turn), dumps=orjson.dumps),
             "request_id": audit.REQUEST_ID.get(),
         },
     )

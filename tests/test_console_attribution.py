@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 
 from memory_core import forgetting, transcripts, turns, writes
-from memory_core.attribution import line_body, line_forms
+from memory_core.attribution import line_body, line_forms, lines_showing
 from memory_core.models import AccessLog, DigestLine
 
 LINE = "- [actor:acme/u1] tz: works in CET"
@@ -355,24 +355,34 @@ def test_the_line_is_matched_by_equality_not_a_scan(client, users, taught):
     sql = [q["sql"] for q in queries if "memory_core_digestline" in q["sql"]]
     assert sql and all("LIKE" not in s.upper() for s in sql)
     assert any('"memory_core_digestline"."text" IN (' in s for s in sql)
+    assert any('hashtextextended("memory_core_digestline"."text", 0) IN (' in s for s in sql)
 
 
 def test_the_text_lookup_can_use_an_index(taught):
-    """With sequential scans priced out, the planner reaches the lines through an index on
-    DigestLine.text (today the hash index digestline_text_hash; a hash index serves `= ANY` as
-    well, through a bitmap scan): the attribution query has one to use."""
+    """With sequential scans priced out, the planner reaches the lines through the index on
+    the hash of DigestLine.text (digestline_text_hash, a btree on hashtextextended(text, 0)):
+    the attribution query has one to use, and still finds the line."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_core_digestline'"
-            " AND indexdef LIKE '%%(text)'"
+            " AND indexdef LIKE '%%hashtextextended(text%%'"
         )
         on_text = [name for (name,) in cursor.fetchall()]
-    assert on_text, "DigestLine needs an index on text for attribution"
-    lines = DigestLine.objects.filter(text__in=line_forms(LINE)).order_by()
+    assert on_text == ["digestline_text_hash"], "DigestLine needs an index on text's hash"
+    lines = lines_showing(DigestLine.objects.all(), LINE).order_by()
+    assert lines.exists()
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         plan = lines.explain()
-    assert any(name in plan for name in on_text), plan
+    assert "digestline_text_hash" in plan, plan
+
+
+def test_a_line_is_found_only_by_its_exact_text(taught):
+    """The hash narrows, the text decides: another line's text, or the line with a
+    character changed, finds nothing."""
+    assert lines_showing(DigestLine.objects.all(), LINE).exists()
+    assert not lines_showing(DigestLine.objects.all(), LINE + "x").exists()
+    assert not lines_showing(DigestLine.objects.all(), LINE.upper()).exists()
 
 
 def test_htmx_gets_the_results_fragment(client, users, taught):

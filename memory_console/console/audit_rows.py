@@ -14,7 +14,7 @@ from memory_console.console.access import (
     readable_scope_roles,
 )
 from memory_console.console.forms import REFUSED_FROM, AccessFilter, LedgerFilter
-from memory_core.attribution import MAX_LINE_CHARS, line_forms
+from memory_core.attribution import MAX_LINE_CHARS, line_forms, lines_showing
 from memory_core.inputs import HOST_ID_MAX
 from memory_core.models import Memory
 
@@ -76,8 +76,8 @@ def attribution_lines(user, pasted: str, run_id: str, actor_ref: str, limit: int
     # The runs' blocks and entries are not needed: leave them in the database.
     lines = digest_lines_for_reader(user).defer("digest__block", "digest__entries")
     if pasted:
-        # `text IN (forms)`: equality, served by the index on DigestLine.text; never a LIKE.
-        lines = lines.filter(text__in=line_forms(pasted))
+        # Equality on the line's forms, through the index on their hash; never a LIKE.
+        lines = lines_showing(lines, pasted)
     if run_id:
         lines = lines.filter(digest__run_id=run_id)
     if actor_ref:

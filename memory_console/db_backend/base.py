@@ -16,6 +16,7 @@ unchanged.
 from django.db.backends.postgresql import base, client
 
 from memory_console.database import create_extension, ensure_embedded
+from memory_console.pool_check import usable
 
 
 class DatabaseClient(client.DatabaseClient):
@@ -30,6 +31,17 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self):
         ensure_embedded(self.settings_dict)
         return super().get_connection_params()
+
+    @property
+    def pool(self):
+        """Django's pool, whose health check (CONN_HEALTH_CHECKS) is pool_check.usable:
+        Django hands psycopg_pool its own check, an empty query on every checkout."""
+        pool = super().pool
+        if pool is not None and self.settings_dict["CONN_HEALTH_CHECKS"]:
+            # psycopg_pool keeps its `check` argument here; tests/test_pool_check.py
+            # fails if that ever changes.
+            pool._check = usable
+        return pool
 
     def create_extension_as_superuser(self, name: str) -> bool:
         """CREATE EXTENSION in this connection's database as the embedded server's superuser

@@ -1,9 +1,8 @@
 """Digests: what one run (one agent turn) was given, kept for replay and attribution."""
 
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import HashIndex
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Func, Q, Value
 
 from memory_core.ids import digest_id
 from memory_core.scopes import SCOPE_MAX_CHARS
@@ -48,6 +47,17 @@ class Digest(models.Model):
         ]
 
 
+class TextHash(Func):
+    """`hashtextextended(text, 0)`: the 64-bit hash digestline_text_hash is built on. A
+    lookup matches it and then the text itself (a hash may collide)."""
+
+    function = "hashtextextended"
+    output_field = models.BigIntegerField()
+
+    def __init__(self, expression):
+        super().__init__(expression, Value(0))
+
+
 class DigestLine(models.Model):
     # Indexed by digestline_digest_n_unique, which leads with digest; a turn writes ~25
     # lines, so a second index on the column would cost every turn ~25 more entries.
@@ -76,7 +86,10 @@ class DigestLine(models.Model):
             # Forget finds every prompt-line copy of a memory; attribution finds its runs.
             models.Index(fields=["memory_uid"], name="digestline_memory_uid_idx"),
             # Attribution: a pasted prompt line is matched by equality on its exact forms
-            # (with and without the "- " / "    ↳ " marker), never by a scan. Hash, not
-            # btree: a line may exceed btree's 2704-byte row limit.
-            HashIndex(fields=["text"], name="digestline_text_hash"),
+            # (with and without the "- " / "    ↳ " marker), never by a scan. A btree on
+            # the text's 64-bit hash: a line may exceed btree's 2704-byte row limit, and a
+            # hash index kept each distinct text in one bucket chain, which every turn
+            # showing that text walked to its end (a global memory's line is in every
+            # digest: 0.75 ms of a turn's write at 1m, against 0.2 ms for this).
+            models.Index(TextHash(F("text")), name="digestline_text_hash"),
         ]

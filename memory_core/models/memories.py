@@ -94,9 +94,13 @@ class Memory(models.Model):
         ordering = ["scope", "key", "-created_at"]
         constraints = [
             # One live answer per question per scope; corrections supersede, never coexist.
+            # It also carries what a turn's selection reads of every live row of a chain
+            # (applied.SELECTED_IN_CHAIN), so that read is an index-only scan: the heap is
+            # visited only for the ~40 rows a turn shows, not the chain's ~540.
             models.UniqueConstraint(
                 fields=["scope", "key"],
                 condition=Q(retired_at__isnull=True),
+                include=["pinned", "created_at", "expires_at", "id"],
                 name="memory_one_live_per_scope_key",
             ),
             # remember is idempotent per (run, tool call): a retried tool call writes once.

@@ -6,8 +6,9 @@ originating run's messages highlighted. A pruned conversation is "origin no long
 resolves", never an error; a forgotten memory shows when and by whom, and no text.
 
 `?line=` is matched by equality on the exact forms a stored line can take
-(memory_core.attribution.line_forms), an index probe on DigestLine.text; `?run=` (with
-an optional `?actor=`, since run ids are unique per actor only) traces every line of a run.
+(memory_core.attribution.lines_showing), an index probe on the hash of DigestLine.text;
+`?run=` (with an optional `?actor=`, since run ids are unique per actor only) traces every
+line of a run.
 The pasted text is never written to the access log: it is a fact.
 """
 
