@@ -74,6 +74,7 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         "verify_ledger",
         "verify_checkpoint",
         "throughput",
+        "throughput_fresh",
         "embed_ms",
         "reembed",
         "garden",
@@ -100,10 +101,13 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         assert op["n"] == 6, name
         assert 0 < op["p50_ms"] <= op["p95_ms"] <= op["p99_ms"], name
         assert op["rps"] > 0, name
-    throughput = report["throughput"]
-    assert set(throughput) == {"op", "clients", "workers"} | OP_FIELDS
-    assert throughput["op"] == "turn" and throughput["clients"] > throughput["workers"] == 2
-    assert throughput["n"] == 6 and throughput["rps"] > 0
+    # Saturated turns: each client on one kept-alive connection, then a fresh one per turn.
+    for name, connections in (("throughput", "kept alive"), ("throughput_fresh", "fresh")):
+        throughput = report[name]
+        assert set(throughput) == {"op", "clients", "workers", "connections"} | OP_FIELDS
+        assert throughput["op"] == "turn" and throughput["connections"] == connections
+        assert throughput["clients"] > throughput["workers"] == 2
+        assert throughput["n"] == 6 and throughput["rps"] > 0
     verify = report["verify_ledger"]
     assert set(verify) == {"events", "events_per_s"}
     assert verify["events"] > 400  # the seeded memories' events, and the bench's own

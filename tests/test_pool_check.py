@@ -2,6 +2,7 @@
 connection is handed out without a round trip; a closed or terminated one is refused, so
 the pool replaces it instead of failing a request."""
 
+import select
 import time
 
 import psycopg
@@ -70,6 +71,9 @@ def test_a_connection_the_server_spoke_to_unasked_is_asked_and_kept(own_connecti
     own_connection.execute("LISTEN pool_check")
     with _connect() as sender:
         sender.execute("NOTIFY pool_check")
+    # Delivered a moment after the sender's commit: wait until it has arrived.
+    readable, _, _ = select.select([own_connection.fileno()], [], [], 5)
+    assert readable
     usable(own_connection)
     assert asked == [own_connection]
     assert own_connection.execute("SELECT 1").fetchone() == (1,)

@@ -1,7 +1,8 @@
 """Concurrent HTTP clients: a fixed number of requests per operation, after a warm-up.
 
-Each client is a thread sending one request at a time (memory_console/loadgen/client.py: a
-fresh loopback connection each, as many independent agents' requests arrive);
+Each client is a thread sending one request at a time (memory_console/loadgen/client.py): a
+fresh loopback connection each, as many independent agents' requests arrive, or with
+`keep_alive` one connection per client for all its requests, as an agent's HTTP client does;
 a request's latency is from before connecting to the last byte of the answer. A request
 that does not answer with the expected status fails the run: a benchmark of errors would
 measure nothing.
@@ -10,7 +11,7 @@ measure nothing.
 import threading
 import time
 
-from memory_console.loadgen.client import request
+from memory_console.loadgen.client import KeptAlive, request
 
 
 class BadStatus(RuntimeError):
@@ -25,6 +26,7 @@ def drive(
     warmup: int,
     n: int,
     sizes: list | None = None,
+    keep_alive: bool = False,
 ):
     """Run `warmup` then `n` requests over `clients` threads; returns (latencies_s, wall_s).
 
@@ -38,6 +40,14 @@ def drive(
         counter = iter(range(offset, offset + count))
 
         def worker():
+            kept = KeptAlive(port) if keep_alive else None
+            try:
+                send(kept)
+            finally:
+                if kept is not None:
+                    kept.close()
+
+        def send(kept):
             while not errors:
                 with lock:
                     i = next(counter, None)
@@ -45,7 +55,10 @@ def drive(
                     return
                 try:
                     method, path, body, expect = make_request(i)
-                    resp = request(port, method, path, body=body, headers=headers)
+                    if kept is not None:
+                        resp = kept.request(method, path, body=body, headers=headers)
+                    else:
+                        resp = request(port, method, path, body=body, headers=headers)
                 except BaseException as error:  # noqa: BLE001 - reported after join
                     errors.append(error)
                     return

@@ -110,7 +110,14 @@ def table(report: dict) -> str:
     if t:
         lines.append(
             f"throughput: {t['rps']:.0f} turns/s with {t['workers']} workers "
-            f"({t['clients']} clients, p50 {t['p50_ms']:.2f} ms including queueing)"
+            f"({t['clients']} clients, {t.get('connections', 'fresh')} connections, "
+            f"p50 {t['p50_ms']:.2f} ms including queueing)"
+        )
+    fresh = report.get("throughput_fresh")
+    if fresh:
+        lines.append(
+            f"throughput (a fresh connection per turn): {fresh['rps']:.0f} turns/s "
+            f"(p50 {fresh['p50_ms']:.2f} ms)"
         )
     if report.get("garden"):
         from memory_console.bench.garden import line

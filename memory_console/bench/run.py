@@ -72,10 +72,10 @@ def sample_actors(rng, count: int) -> list[dict]:
     return [{"id": a.id, "ref": a.ref, "chain": list(chain_of(a))} for a in actors]
 
 
-# Clients per worker for the throughput figure: enough that a worker always has the next
-# request waiting (with two, one per worker, a worker idles while its client reads the
-# answer and sends the next request).
-SATURATING_CLIENTS_PER_WORKER = 2
+# Clients per worker for the throughput figure: enough that each of a worker's threads
+# (serve's two) always has the next request waiting (with one client per thread, a thread
+# idles while its client reads the answer and sends the next request).
+SATURATING_CLIENTS_PER_WORKER = 4
 
 
 def turn_request(rng, actors) -> tuple:
@@ -203,10 +203,13 @@ def twin_ops(port, secret, plans, args) -> dict:
     return ops
 
 
-def saturated_turns(port, secret, actors, args, rng) -> dict:
+def saturated_turns(port, secret, actors, args, rng, keep_alive: bool = True) -> dict:
     """Turns per second the workers can serve: the same turns, driven by more clients than
-    there are workers, so that no worker waits for a request. The latency figures of
-    `turn` are taken with one client per worker; these include queueing and are not."""
+    the workers have threads, so that no thread waits for a request. The latency figures
+    of `turn` are taken with one client per worker; these include queueing and are not.
+
+    Each client keeps its connection alive (`keep_alive`), as an agent's HTTP client does;
+    with a fresh connection per request, accepting and closing it is part of each turn."""
     from memory_console.bench import load
     from memory_console.bench.report import summary
 
@@ -215,11 +218,22 @@ def saturated_turns(port, secret, actors, args, rng) -> dict:
     requests = [turn_request(rng, actors) for _ in range(total)]
     api = {"Authorization": f"Bearer {secret}"}
     latencies, wall = load.drive(
-        port, api, lambda i: requests[i], clients, args.warmup, args.requests
+        port,
+        api,
+        lambda i: requests[i],
+        clients,
+        args.warmup,
+        args.requests,
+        keep_alive=keep_alive,
     )
-    result = {"op": "turn", "clients": clients, "workers": args.workers}
+    result = {
+        "op": "turn",
+        "clients": clients,
+        "workers": args.workers,
+        "connections": "kept alive" if keep_alive else "fresh",
+    }
     result.update(summary(latencies, wall))
-    _say(f"  turn, {clients} clients: {result['rps']:.0f} rps")
+    _say(f"  turn, {clients} clients, {result['connections']} connections: {result['rps']:.0f} rps")
     return result
 
 
@@ -390,6 +404,7 @@ def main(argv=None) -> int:
     with AppServer(url, owner_url, log_path=log, workers=args.workers, access_log=False) as app:
         ops = http_ops(app.port, secret, password, actors, console, args, rng)
         throughput = saturated_turns(app.port, secret, actors, args, rng)
+        throughput_fresh = saturated_turns(app.port, secret, actors, args, rng, keep_alive=False)
     _say("Turns without prepared statements, then through PgBouncer (transaction mode) ...")
     from memory_console.bench.pooled import pooled_throughput
 
@@ -419,6 +434,7 @@ def main(argv=None) -> int:
         "verify_ledger": verify,
         "verify_checkpoint": verify_checkpoint,
         "throughput": throughput,
+        "throughput_fresh": throughput_fresh,
         "garden": gardened,
     }
     if pooled is not None:

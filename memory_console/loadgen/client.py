@@ -1,9 +1,10 @@
 """One HTTP request to the app under test, over loopback, and a logged-in console session.
 
-Every request opens a fresh connection, as a client behind a load balancer would: a fresh
-one tells the caller which client port it used (the reliability suite finds the worker
-serving a request by it). A request never raises for a transport failure: the answer then
-has status None and the error, so a load test can count it and a benchmark can refuse it.
+`request` opens a fresh connection, as a client behind a load balancer would: a fresh one
+tells the caller which client port it used (the reliability suite finds the worker serving
+a request by it). `KeptAlive` keeps one open across requests, as an agent's HTTP client
+does. A request never raises for a transport failure: the answer then has status None and
+the error, so a load test can count it and a benchmark can refuse it.
 """
 
 import http.client
@@ -40,6 +41,50 @@ class Response:
         return self.headers.get("content-type", "")
 
 
+def _encoded(body, headers: dict):
+    """The bytes of `body`: a dict or list as JSON (setting its Content-Type), a str as is."""
+    if body is None:
+        return None
+    if isinstance(body, (dict, list)):
+        headers.setdefault("Content-Type", "application/json")
+        return json.dumps(body).encode()
+    if isinstance(body, str):
+        return body.encode()
+    return body
+
+
+def _exchange(conn, method, path, data, headers, started, on_sent=None) -> Response:
+    """Send one request on `conn` (connecting it first if it is not) and read the answer."""
+    if conn.sock is None:
+        conn.connect()
+    client_port = conn.sock.getsockname()[1]
+    conn.request(method, path, body=data, headers=headers)
+    if on_sent is not None:
+        on_sent(client_port)
+    resp = conn.getresponse()
+    payload = resp.read()
+    return Response(
+        method,
+        path,
+        resp.status,
+        payload,
+        {k.lower(): v for k, v in resp.getheaders()},
+        time.perf_counter() - started,
+        client_port=client_port,
+        set_cookies=resp.headers.get_all("Set-Cookie") or [],
+    )
+
+
+def _failed(method, path, started, error) -> Response:
+    return Response(
+        method,
+        path,
+        None,
+        elapsed=time.perf_counter() - started,
+        error=f"{type(error).__name__}: {error}",
+    )
+
+
 def request(
     port: int,
     method: str,
@@ -54,47 +99,47 @@ def request(
     str as is (say, a urlencoded form, with its Content-Type in `headers`). `on_sent(port)`
     is called with the client port once the request is sent, before the answer is read."""
     headers = dict(headers or {})
-    data = None
-    if body is not None:
-        if isinstance(body, (dict, list)):
-            data = json.dumps(body).encode()
-            headers.setdefault("Content-Type", "application/json")
-        elif isinstance(body, str):
-            data = body.encode()
-        else:
-            data = body
+    data = _encoded(body, headers)
     started = time.perf_counter()
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
-    client_port = None
     try:
-        conn.connect()
-        client_port = conn.sock.getsockname()[1]
-        conn.request(method, path, body=data, headers=headers)
-        if on_sent is not None:
-            on_sent(client_port)
-        resp = conn.getresponse()
-        payload = resp.read()
-        return Response(
-            method,
-            path,
-            resp.status,
-            payload,
-            {k.lower(): v for k, v in resp.getheaders()},
-            time.perf_counter() - started,
-            client_port=client_port,
-            set_cookies=resp.headers.get_all("Set-Cookie") or [],
-        )
+        return _exchange(conn, method, path, data, headers, started, on_sent)
     except (OSError, http.client.HTTPException) as error:
-        return Response(
-            method,
-            path,
-            None,
-            elapsed=time.perf_counter() - started,
-            error=f"{type(error).__name__}: {error}",
-            client_port=client_port,
-        )
+        failed = _failed(method, path, started, error)
+        failed.client_port = conn.sock.getsockname()[1] if conn.sock else None
+        return failed
     finally:
         conn.close()
+
+
+class KeptAlive:
+    """One client's HTTP/1.1 connection, kept open across its requests, as an agent's HTTP
+    client keeps one (the server's gthread workers keep it too). A connection the server
+    closed while it sat idle is opened again and the request sent once more; any other
+    failure is an answer with status None, as for `request`."""
+
+    def __init__(self, port: int, timeout: float = 60):
+        self.conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+
+    def request(self, method: str, path: str, *, body=None, headers=None) -> Response:
+        headers = dict(headers or {})
+        data = _encoded(body, headers)
+        started = time.perf_counter()
+        reused = self.conn.sock is not None
+        try:
+            try:
+                return _exchange(self.conn, method, path, data, headers, started)
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                if not reused:
+                    raise
+                self.conn.close()  # closed by the server between two requests: reopen
+                return _exchange(self.conn, method, path, data, headers, started)
+        except (OSError, http.client.HTTPException) as error:
+            self.conn.close()
+            return _failed(method, path, started, error)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def get(port: int, path: str, **kwargs) -> Response:

@@ -1,0 +1,83 @@
+"""The load generator's HTTP client (memory_console/loadgen/client.py): a fresh connection
+per request, or one kept alive across a client's requests (the bench's throughput)."""
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from memory_console.loadgen import client
+from memory_console.loadgen.client import KeptAlive, request
+
+
+class _Echo(BaseHTTPRequestHandler):
+    """Answers each POST with the client's port. `close=1` in the path closes the connection
+    after the answer, saying so; `drop=1` closes it without a word, as an idle timeout does."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = str(self.client_address[1]).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        if "close=1" in self.path:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        if "drop=1" in self.path:
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def port():
+    server = ThreadingHTTPServer((client.HOST, 0), _Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_kept_alive_client_sends_every_request_on_one_connection(port):
+    kept = KeptAlive(port)
+    answers = [kept.request("POST", "/", body={"n": n}) for n in range(5)]
+    kept.close()
+    assert [a.status for a in answers] == [200] * 5
+    assert len({a.body for a in answers}) == 1  # one client port: one connection
+
+
+def test_fresh_requests_each_open_their_own_connection(port):
+    answers = [request(port, "POST", "/", body={"n": n}) for n in range(3)]
+    assert [a.status for a in answers] == [200] * 3
+    assert len({a.body for a in answers}) == 3
+    assert all(int(a.body) == a.client_port for a in answers)
+
+
+def test_a_connection_the_server_closed_is_opened_again(port):
+    kept = KeptAlive(port)
+    first = kept.request("POST", "/?close=1", body={})
+    second = kept.request("POST", "/", body={})
+    kept.close()
+    assert first.status == second.status == 200
+    assert first.body != second.body  # the second went out on a new connection
+
+
+def test_a_connection_dropped_while_idle_is_opened_again_and_the_request_resent(port):
+    kept = KeptAlive(port)
+    first = kept.request("POST", "/?drop=1", body={})
+    second = kept.request("POST", "/", body={})
+    kept.close()
+    assert first.status == second.status == 200
+    assert first.body != second.body
+
+
+def test_a_refused_connection_is_an_answer_without_status():
+    with ThreadingHTTPServer((client.HOST, 0), _Echo) as server:
+        closed_port = server.server_address[1]
+    answer = KeptAlive(closed_port).request("POST", "/", body={})
+    assert answer.status is None and "ConnectionRefused" in answer.error
