@@ -14,6 +14,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
@@ -24,833 +25,425 @@ class Migration(migrations.Migration):
         # The trigram tier of search and its index need pg_trgm.
         TrigramExtension(),
         migrations.CreateModel(
-            name="Actor",
+            name='Actor',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("ref", models.CharField(max_length=128, unique=True)),
-                ("display_name", models.CharField(blank=True, default="", max_length=200)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('ref', models.CharField(max_length=128, unique=True)),
+                ('display_name', models.CharField(blank=True, default='', max_length=200)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                "ordering": ["ref"],
+                'ordering': ['ref'],
             },
         ),
         migrations.CreateModel(
-            name="ApiKey",
+            name='ApiKey',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "uid",
-                    models.CharField(
-                        default=memory_core.ids.api_key_id,
-                        editable=False,
-                        max_length=40,
-                        unique=True,
-                    ),
-                ),
-                ("name", models.CharField(max_length=100)),
-                ("prefix", models.CharField(max_length=16, unique=True)),
-                ("secret_hash", models.CharField(max_length=64)),
-                ("created_by", models.CharField(blank=True, default="", max_length=200)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('uid', models.CharField(default=memory_core.ids.api_key_id, editable=False, max_length=40, unique=True)),
+                ('name', models.CharField(max_length=100)),
+                ('prefix', models.CharField(max_length=16, unique=True)),
+                ('secret_hash', models.CharField(max_length=64)),
+                ('created_by', models.CharField(blank=True, default='', max_length=200)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('revoked_at', models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                "ordering": ["-created_at"],
+                'ordering': ['-created_at'],
             },
         ),
         migrations.CreateModel(
-            name="Digest",
+            name='Digest',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "uid",
-                    models.CharField(
-                        default=memory_core.ids.digest_id,
-                        editable=False,
-                        max_length=40,
-                        unique=True,
-                    ),
-                ),
-                ("run_id", models.CharField(max_length=128)),
-                ("thread_ref", models.CharField(blank=True, max_length=128, null=True)),
-                ("query", models.TextField(blank=True, null=True)),
-                (
-                    "chain",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.CharField(max_length=161), size=None
-                    ),
-                ),
-                ("block", models.TextField(blank=True, default="")),
-                ("entries", models.JSONField(default=list)),
-                ("stats", models.JSONField(default=dict)),
-                ("pinned_omitted", models.PositiveIntegerField(default=0)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('uid', models.CharField(default=memory_core.ids.digest_id, editable=False, max_length=40, unique=True)),
+                ('run_id', models.CharField(max_length=128)),
+                ('thread_ref', models.CharField(blank=True, max_length=128, null=True)),
+                ('query', models.TextField(blank=True, null=True)),
+                ('chain', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=161), size=None)),
+                ('block', models.TextField(blank=True, default='')),
+                ('entries', models.JSONField(default=list)),
+                ('stats', models.JSONField(default=dict)),
+                ('pinned_omitted', models.PositiveIntegerField(default=0)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                "ordering": ["-created_at", "-id"],
+                'ordering': ['-created_at', '-id'],
             },
         ),
         migrations.CreateModel(
-            name="DigestLine",
+            name='DigestLine',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("n", models.PositiveSmallIntegerField()),
-                ("text", models.TextField()),
-                ("memory_uid", models.CharField(max_length=40)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('n', models.PositiveSmallIntegerField()),
+                ('text', models.TextField()),
+                ('memory_uid', models.CharField(max_length=40)),
             ],
             options={
-                "ordering": ["digest", "n"],
+                'ordering': ['digest', 'n'],
             },
         ),
         migrations.CreateModel(
-            name="LedgerEvent",
+            name='LedgerEvent',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("stream", models.CharField(max_length=161)),
-                ("seq", models.BigIntegerField()),
-                ("kind", models.CharField(max_length=40)),
-                ("scope", models.CharField(max_length=161)),
-                ("principal", models.CharField(max_length=200)),
-                ("actor_ref", models.CharField(blank=True, max_length=128, null=True)),
-                ("payload", models.JSONField(default=dict)),
-                ("created_at", models.DateTimeField()),
-                ("prev_hash", models.CharField(max_length=64)),
-                ("hash", models.CharField(max_length=64, unique=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('stream', models.CharField(max_length=161)),
+                ('seq', models.BigIntegerField()),
+                ('kind', models.CharField(max_length=40)),
+                ('scope', models.CharField(max_length=161)),
+                ('principal', models.CharField(max_length=200)),
+                ('actor_ref', models.CharField(blank=True, max_length=128, null=True)),
+                ('payload', models.JSONField(default=dict)),
+                ('created_at', models.DateTimeField()),
+                ('prev_hash', models.CharField(max_length=64)),
+                ('hash', models.CharField(max_length=64, unique=True)),
             ],
             options={
-                "ordering": ["-id"],
+                'ordering': ['-id'],
             },
         ),
         migrations.CreateModel(
-            name="Membership",
+            name='Membership',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("rank", models.PositiveSmallIntegerField()),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('rank', models.PositiveSmallIntegerField()),
             ],
             options={
-                "ordering": ["actor", "rank"],
+                'ordering': ['actor', 'rank'],
             },
         ),
         migrations.CreateModel(
-            name="Memory",
+            name='Memory',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "uid",
-                    models.CharField(
-                        default=memory_core.ids.memory_id,
-                        editable=False,
-                        max_length=40,
-                        unique=True,
-                    ),
-                ),
-                ("key", models.CharField(max_length=64)),
-                ("text", models.TextField()),
-                ("pinned", models.BooleanField(default=False)),
-                (
-                    "tags",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.CharField(max_length=40),
-                        blank=True,
-                        default=list,
-                        size=None,
-                    ),
-                ),
-                (
-                    "author",
-                    models.CharField(
-                        choices=[("human", "Human"), ("agent", "Agent")], max_length=8
-                    ),
-                ),
-                ("origin_thread", models.CharField(blank=True, max_length=128, null=True)),
-                ("origin_run", models.CharField(blank=True, max_length=128, null=True)),
-                ("origin_tool_call", models.CharField(blank=True, max_length=128, null=True)),
-                ("origin_user", models.CharField(blank=True, max_length=150, null=True)),
-                ("lineage", models.UUIDField(default=uuid.uuid4, editable=False)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("expires_at", models.DateTimeField(blank=True, null=True)),
-                ("retired_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "retired_reason",
-                    models.CharField(
-                        blank=True,
-                        choices=[
-                            ("superseded", "Superseded"),
-                            ("invalidated", "Invalidated"),
-                            ("promoted", "Promoted"),
-                        ],
-                        default="",
-                        max_length=16,
-                    ),
-                ),
-                ("retired_note", models.CharField(blank=True, default="", max_length=500)),
-                ("retired_by", models.CharField(blank=True, default="", max_length=200)),
-                (
-                    "search",
-                    models.GeneratedField(
-                        db_persist=True,
-                        expression=django.contrib.postgres.search.CombinedSearchVector(
-                            django.contrib.postgres.search.SearchVector(
-                                "key", config="english", weight="A"
-                            ),
-                            "||",
-                            django.contrib.postgres.search.SearchVector(
-                                "text", config="english", weight="B"
-                            ),
-                            django.contrib.postgres.search.SearchConfig("english"),
-                        ),
-                        output_field=django.contrib.postgres.search.SearchVectorField(),
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('uid', models.CharField(default=memory_core.ids.memory_id, editable=False, max_length=40, unique=True)),
+                ('key', models.CharField(max_length=64)),
+                ('text', models.TextField()),
+                ('pinned', models.BooleanField(default=False)),
+                ('tags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=40), blank=True, default=list, size=None)),
+                ('author', models.CharField(choices=[('human', 'Human'), ('agent', 'Agent')], max_length=8)),
+                ('origin_thread', models.CharField(blank=True, max_length=128, null=True)),
+                ('origin_run', models.CharField(blank=True, max_length=128, null=True)),
+                ('origin_tool_call', models.CharField(blank=True, max_length=128, null=True)),
+                ('origin_user', models.CharField(blank=True, max_length=150, null=True)),
+                ('lineage', models.UUIDField(default=uuid.uuid4, editable=False)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('expires_at', models.DateTimeField(blank=True, null=True)),
+                ('retired_at', models.DateTimeField(blank=True, null=True)),
+                ('retired_reason', models.CharField(blank=True, choices=[('superseded', 'Superseded'), ('invalidated', 'Invalidated'), ('promoted', 'Promoted')], default='', max_length=16)),
+                ('retired_note', models.CharField(blank=True, default='', max_length=500)),
+                ('retired_by', models.CharField(blank=True, default='', max_length=200)),
+                ('search', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.CombinedSearchVector(django.contrib.postgres.search.SearchVector('key', config='english', weight='A'), '||', django.contrib.postgres.search.SearchVector('text', config='english', weight='B'), django.contrib.postgres.search.SearchConfig('english')), output_field=django.contrib.postgres.search.SearchVectorField())),
             ],
             options={
-                "ordering": ["scope", "key", "-created_at"],
+                'ordering': ['scope', 'key', '-created_at'],
             },
         ),
         migrations.CreateModel(
-            name="Message",
+            name='Message',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "uid",
-                    models.CharField(
-                        default=memory_core.ids.message_id,
-                        editable=False,
-                        max_length=40,
-                        unique=True,
-                    ),
-                ),
-                ("run_id", models.CharField(blank=True, max_length=128, null=True)),
-                (
-                    "role",
-                    models.CharField(
-                        choices=[("user", "User"), ("assistant", "Assistant"), ("tool", "Tool")],
-                        max_length=16,
-                    ),
-                ),
-                ("text", models.TextField()),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('uid', models.CharField(default=memory_core.ids.message_id, editable=False, max_length=40, unique=True)),
+                ('run_id', models.CharField(blank=True, max_length=128, null=True)),
+                ('role', models.CharField(choices=[('user', 'User'), ('assistant', 'Assistant'), ('tool', 'Tool')], max_length=16)),
+                ('text', models.TextField()),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                "ordering": ["created_at", "id"],
+                'ordering': ['created_at', 'id'],
             },
         ),
         migrations.CreateModel(
-            name="Scope",
+            name='Scope',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("token", models.CharField(max_length=161, unique=True)),
-                ("label", models.CharField(blank=True, default="", max_length=200)),
-                ("stream", models.CharField(max_length=161)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('token', models.CharField(max_length=161, unique=True)),
+                ('label', models.CharField(blank=True, default='', max_length=200)),
+                ('stream', models.CharField(max_length=161)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                "ordering": ["token"],
+                'ordering': ['token'],
             },
         ),
         migrations.CreateModel(
-            name="ScopeGrant",
+            name='ScopeGrant',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "role",
-                    models.CharField(
-                        choices=[("admin", "Admin"), ("auditor", "Auditor")], max_length=8
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('role', models.CharField(choices=[('admin', 'Admin'), ('auditor', 'Auditor')], max_length=8)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name="Thread",
+            name='Thread',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("ref", models.CharField(max_length=128)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('ref', models.CharField(max_length=128)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name="AccessLog",
+            name='AccessLog',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "channel",
-                    models.CharField(
-                        choices=[("api", "Api"), ("console", "Console"), ("cli", "Cli")],
-                        max_length=8,
-                    ),
-                ),
-                ("principal", models.CharField(max_length=200)),
-                ("actor_ref", models.CharField(blank=True, max_length=128, null=True)),
-                ("action", models.CharField(max_length=40)),
-                ("outcome", models.PositiveSmallIntegerField()),
-                ("scope", models.CharField(blank=True, max_length=161, null=True)),
-                (
-                    "memory_ids",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.CharField(max_length=40),
-                        blank=True,
-                        default=list,
-                        size=None,
-                    ),
-                ),
-                ("count", models.PositiveIntegerField(default=0)),
-                ("detail", models.JSONField(blank=True, default=dict)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('channel', models.CharField(choices=[('api', 'Api'), ('console', 'Console'), ('cli', 'Cli')], max_length=8)),
+                ('principal', models.CharField(max_length=200)),
+                ('actor_ref', models.CharField(blank=True, max_length=128, null=True)),
+                ('action', models.CharField(max_length=40)),
+                ('outcome', models.PositiveSmallIntegerField()),
+                ('scope', models.CharField(blank=True, max_length=161, null=True)),
+                ('memory_ids', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=40), blank=True, default=list, size=None)),
+                ('count', models.PositiveIntegerField(default=0)),
+                ('detail', models.JSONField(blank=True, default=dict)),
             ],
             options={
-                "ordering": ["-id"],
-                "indexes": [
-                    models.Index(fields=["principal", "-id"], name="access_principal_idx"),
-                    models.Index(fields=["actor_ref", "-id"], name="access_actor_idx"),
-                    models.Index(fields=["action", "-id"], name="access_action_idx"),
-                    models.Index(fields=["created_at"], name="access_created_idx"),
-                    models.Index(
-                        condition=models.Q(("outcome__gte", 400)),
-                        fields=["-id"],
-                        name="access_refused_idx",
-                    ),
-                    django.contrib.postgres.indexes.GinIndex(
-                        fields=["memory_ids"], name="access_memory_ids_gin"
-                    ),
-                ],
+                'ordering': ['-id'],
+                'indexes': [models.Index(fields=['principal', '-id'], name='access_principal_idx'), models.Index(fields=['actor_ref', '-id'], name='access_actor_idx'), models.Index(fields=['action', '-id'], name='access_action_idx'), models.Index(fields=['created_at'], name='access_created_idx'), models.Index(condition=models.Q(('outcome__gte', 400)), fields=['-id'], name='access_refused_idx'), django.contrib.postgres.indexes.GinIndex(fields=['memory_ids'], name='access_memory_ids_gin')],
             },
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="accesslog",
-            trigger=pgtrigger.compiler.Trigger(
-                name="access_append_only",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="RAISE EXCEPTION 'pgtrigger: Cannot update or delete rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';",
-                    hash="6378cf0ea041c9a0fc21d0c016b0c46dddbc35af",
-                    operation="UPDATE OR DELETE",
-                    pgid="pgtrigger_access_append_only_81c70",
-                    table="memory_core_accesslog",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='accesslog',
+            trigger=pgtrigger.compiler.Trigger(name='access_append_only', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'pgtrigger: Cannot update or delete rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';", hash='6378cf0ea041c9a0fc21d0c016b0c46dddbc35af', operation='UPDATE OR DELETE', pgid='pgtrigger_access_append_only_81c70', table='memory_core_accesslog', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="accesslog",
-            trigger=pgtrigger.compiler.Trigger(
-                name="access_no_truncate",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="RAISE EXCEPTION 'the access log is append-only (TRUNCATE refused)' USING ERRCODE = '25006';",
-                    hash="e30bff706d4ae9cdef401f0eccf33025acfed4e1",
-                    level="STATEMENT",
-                    operation="TRUNCATE",
-                    pgid="pgtrigger_access_no_truncate_56412",
-                    table="memory_core_accesslog",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='accesslog',
+            trigger=pgtrigger.compiler.Trigger(name='access_no_truncate', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'the access log is append-only (TRUNCATE refused)' USING ERRCODE = '25006';", hash='e30bff706d4ae9cdef401f0eccf33025acfed4e1', level='STATEMENT', operation='TRUNCATE', pgid='pgtrigger_access_no_truncate_56412', table='memory_core_accesslog', when='BEFORE')),
         ),
         migrations.AddField(
-            model_name="digest",
-            name="actor",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="digests",
-                to="memory_core.actor",
-            ),
+            model_name='digest',
+            name='actor',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='digests', to='memory_core.actor'),
         ),
         migrations.AddField(
-            model_name="digestline",
-            name="digest",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="lines",
-                to="memory_core.digest",
-            ),
+            model_name='digestline',
+            name='digest',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lines', to='memory_core.digest'),
         ),
         migrations.AddIndex(
-            model_name="ledgerevent",
-            index=models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+            model_name='ledgerevent',
+            index=models.Index(fields=['kind', '-id'], name='ledger_kind_idx'),
         ),
         migrations.AddIndex(
-            model_name="ledgerevent",
-            index=models.Index(fields=["scope", "-id"], name="ledger_scope_idx"),
+            model_name='ledgerevent',
+            index=models.Index(fields=['scope', '-id'], name='ledger_scope_idx'),
         ),
         migrations.AddIndex(
-            model_name="ledgerevent",
-            index=models.Index(fields=["principal", "-id"], name="ledger_principal_idx"),
+            model_name='ledgerevent',
+            index=models.Index(fields=['principal', '-id'], name='ledger_principal_idx'),
         ),
         migrations.AddIndex(
-            model_name="ledgerevent",
-            index=models.Index(fields=["created_at"], name="ledger_created_idx"),
+            model_name='ledgerevent',
+            index=models.Index(fields=['created_at'], name='ledger_created_idx'),
         ),
         migrations.AddConstraint(
-            model_name="ledgerevent",
-            constraint=models.UniqueConstraint(
-                fields=("stream", "seq"), name="ledger_stream_seq_unique"
-            ),
+            model_name='ledgerevent',
+            constraint=models.UniqueConstraint(fields=('stream', 'seq'), name='ledger_stream_seq_unique'),
         ),
         migrations.AddConstraint(
-            model_name="ledgerevent",
-            constraint=models.UniqueConstraint(
-                fields=("stream", "prev_hash"), name="ledger_no_fork"
-            ),
+            model_name='ledgerevent',
+            constraint=models.UniqueConstraint(fields=('stream', 'prev_hash'), name='ledger_no_fork'),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="ledgerevent",
-            trigger=pgtrigger.compiler.Trigger(
-                name="ledger_append_only",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="RAISE EXCEPTION 'pgtrigger: Cannot update or delete rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';",
-                    hash="79a190d926afabf0ad9339a9f7794ea914c7abce",
-                    operation="UPDATE OR DELETE",
-                    pgid="pgtrigger_ledger_append_only_09f59",
-                    table="memory_core_ledgerevent",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='ledgerevent',
+            trigger=pgtrigger.compiler.Trigger(name='ledger_append_only', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'pgtrigger: Cannot update or delete rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';", hash='79a190d926afabf0ad9339a9f7794ea914c7abce', operation='UPDATE OR DELETE', pgid='pgtrigger_ledger_append_only_09f59', table='memory_core_ledgerevent', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="ledgerevent",
-            trigger=pgtrigger.compiler.Trigger(
-                name="ledger_no_truncate",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="RAISE EXCEPTION 'the ledger is append-only (TRUNCATE refused)' USING ERRCODE = '25006';",
-                    hash="4c84f54477c7e6457621c63c0dce45585e7f3699",
-                    level="STATEMENT",
-                    operation="TRUNCATE",
-                    pgid="pgtrigger_ledger_no_truncate_f8c09",
-                    table="memory_core_ledgerevent",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='ledgerevent',
+            trigger=pgtrigger.compiler.Trigger(name='ledger_no_truncate', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'the ledger is append-only (TRUNCATE refused)' USING ERRCODE = '25006';", hash='4c84f54477c7e6457621c63c0dce45585e7f3699', level='STATEMENT', operation='TRUNCATE', pgid='pgtrigger_ledger_no_truncate_f8c09', table='memory_core_ledgerevent', when='BEFORE')),
         ),
         migrations.AddField(
-            model_name="membership",
-            name="actor",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="memberships",
-                to="memory_core.actor",
-            ),
+            model_name='membership',
+            name='actor',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='memory_core.actor'),
         ),
         migrations.AddField(
-            model_name="memory",
-            name="origin_actor",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="authored_memories",
-                to="memory_core.actor",
-            ),
+            model_name='memory',
+            name='origin_actor',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='authored_memories', to='memory_core.actor'),
         ),
         migrations.AddField(
-            model_name="memory",
-            name="promoted_from",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="promotions",
-                to="memory_core.memory",
-            ),
+            model_name='memory',
+            name='promoted_from',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='promotions', to='memory_core.memory'),
         ),
         migrations.AddField(
-            model_name="memory",
-            name="supersedes",
-            field=models.OneToOneField(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="superseded_by",
-                to="memory_core.memory",
-            ),
+            model_name='memory',
+            name='supersedes',
+            field=models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='superseded_by', to='memory_core.memory'),
         ),
         migrations.AddField(
-            model_name="digestline",
-            name="memory",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="digest_lines",
-                to="memory_core.memory",
-            ),
+            model_name='digestline',
+            name='memory',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='digest_lines', to='memory_core.memory'),
         ),
         migrations.AddField(
-            model_name="scope",
-            name="parent",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="children",
-                to="memory_core.scope",
-            ),
+            model_name='scope',
+            name='parent',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='children', to='memory_core.scope'),
         ),
         migrations.AddField(
-            model_name="memory",
-            name="scope",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="memories",
-                to="memory_core.scope",
-            ),
+            model_name='memory',
+            name='scope',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='memories', to='memory_core.scope'),
         ),
         migrations.AddField(
-            model_name="membership",
-            name="scope",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="memberships",
-                to="memory_core.scope",
-            ),
+            model_name='membership',
+            name='scope',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='memberships', to='memory_core.scope'),
         ),
         migrations.AddField(
-            model_name="apikey",
-            name="reach",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="api_keys",
-                to="memory_core.scope",
-            ),
+            model_name='apikey',
+            name='reach',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='api_keys', to='memory_core.scope'),
         ),
         migrations.AddField(
-            model_name="actor",
-            name="scope",
-            field=models.OneToOneField(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="actor",
-                to="memory_core.scope",
-            ),
+            model_name='actor',
+            name='scope',
+            field=models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='actor', to='memory_core.scope'),
         ),
         migrations.AddField(
-            model_name="scopegrant",
-            name="scope",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="grants",
-                to="memory_core.scope",
-            ),
+            model_name='scopegrant',
+            name='scope',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grants', to='memory_core.scope'),
         ),
         migrations.AddField(
-            model_name="scopegrant",
-            name="user",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="scope_grants",
-                to=settings.AUTH_USER_MODEL,
-            ),
+            model_name='scopegrant',
+            name='user',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scope_grants', to=settings.AUTH_USER_MODEL),
         ),
         migrations.AddField(
-            model_name="thread",
-            name="actor",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="threads",
-                to="memory_core.actor",
-            ),
+            model_name='thread',
+            name='actor',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='threads', to='memory_core.actor'),
         ),
         migrations.AddField(
-            model_name="message",
-            name="thread",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="messages",
-                to="memory_core.thread",
-            ),
+            model_name='message',
+            name='thread',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='memory_core.thread'),
         ),
         migrations.AddIndex(
-            model_name="digest",
-            index=models.Index(fields=["-created_at", "-id"], name="digest_recent_idx"),
+            model_name='digest',
+            index=models.Index(fields=['-created_at', '-id'], name='digest_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="digest",
-            index=models.Index(fields=["actor", "-created_at"], name="digest_actor_recent_idx"),
+            model_name='digest',
+            index=models.Index(fields=['actor', '-created_at'], name='digest_actor_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="digest",
-            index=models.Index(
-                condition=models.Q(("pinned_omitted__gt", 0)),
-                fields=["-created_at"],
-                name="digest_pinned_omitted_idx",
-            ),
+            model_name='digest',
+            index=models.Index(condition=models.Q(('pinned_omitted__gt', 0)), fields=['-created_at'], name='digest_pinned_omitted_idx'),
         ),
         migrations.AddConstraint(
-            model_name="digest",
-            constraint=models.UniqueConstraint(
-                fields=("actor", "run_id"), name="digest_one_per_actor_run"
-            ),
+            model_name='digest',
+            constraint=models.UniqueConstraint(fields=('actor', 'run_id'), name='digest_one_per_actor_run'),
         ),
         migrations.AddIndex(
-            model_name="digestline",
-            index=models.Index(fields=["memory_uid"], name="digestline_memory_uid_idx"),
+            model_name='digestline',
+            index=models.Index(fields=['memory_uid'], name='digestline_memory_uid_idx'),
         ),
         migrations.AddConstraint(
-            model_name="digestline",
-            constraint=models.UniqueConstraint(
-                fields=("digest", "n"), name="digestline_digest_n_unique"
-            ),
+            model_name='digestline',
+            constraint=models.UniqueConstraint(fields=('digest', 'n'), name='digestline_digest_n_unique'),
         ),
         migrations.AddConstraint(
-            model_name="scope",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    (
-                        "token__regex",
-                        "^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$",
-                    )
-                ),
-                name="scope_token_shape",
-            ),
+            model_name='scope',
+            constraint=models.CheckConstraint(condition=models.Q(('token__regex', '^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$')), name='scope_token_shape'),
         ),
         migrations.AddConstraint(
-            model_name="scope",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("parent__isnull", True), ("token", "global")),
-                    models.Q(
-                        ("parent__isnull", False), models.Q(("token", "global"), _negated=True)
-                    ),
-                    _connector="OR",
-                ),
-                name="scope_only_global_is_root",
-            ),
+            model_name='scope',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('parent__isnull', True), ('token', 'global')), models.Q(('parent__isnull', False), models.Q(('token', 'global'), _negated=True)), _connector='OR'), name='scope_only_global_is_root'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(fields=["lineage"], name="memory_lineage_idx"),
+            model_name='memory',
+            index=models.Index(fields=['lineage'], name='memory_lineage_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                fields=["origin_actor", "origin_thread"], name="memory_origin_thread_idx"
-            ),
+            model_name='memory',
+            index=models.Index(fields=['origin_actor', 'origin_thread'], name='memory_origin_thread_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(fields=["scope", "-created_at"], name="memory_scope_recent_idx"),
+            model_name='memory',
+            index=models.Index(fields=['scope', '-created_at'], name='memory_scope_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=django.contrib.postgres.indexes.GinIndex(
-                fields=["search"], name="memory_search_gin"
-            ),
+            model_name='memory',
+            index=django.contrib.postgres.indexes.GinIndex(fields=['search'], name='memory_search_gin'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=django.contrib.postgres.indexes.GinIndex(
-                django.contrib.postgres.indexes.OpClass("text", name="gin_trgm_ops"),
-                name="memory_text_trgm",
-            ),
+            model_name='memory',
+            index=django.contrib.postgres.indexes.GinIndex(django.contrib.postgres.indexes.OpClass('text', name='gin_trgm_ops'), name='memory_text_trgm'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("retired_at__isnull", True)),
-                fields=("scope", "key"),
-                name="memory_one_live_per_scope_key",
-            ),
+            model_name='memory',
+            constraint=models.UniqueConstraint(condition=models.Q(('retired_at__isnull', True)), fields=('scope', 'key'), name='memory_one_live_per_scope_key'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(
-                    ("origin_run__isnull", False), ("origin_tool_call__isnull", False)
-                ),
-                fields=("origin_actor", "origin_run", "origin_tool_call"),
-                name="memory_one_write_per_tool_call",
-            ),
+            model_name='memory',
+            constraint=models.UniqueConstraint(condition=models.Q(('origin_run__isnull', False), ('origin_tool_call__isnull', False)), fields=('origin_actor', 'origin_run', 'origin_tool_call'), name='memory_one_write_per_tool_call'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("key__regex", "^[a-z0-9][a-z0-9._-]{0,63}$")),
-                name="memory_key_shape",
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('key__regex', '^[a-z0-9][a-z0-9._-]{0,63}$')), name='memory_key_shape'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("text__regex", "^[^\\r\\n]+$")), name="memory_text_one_line"
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('text__regex', '^[^\\r\\n]+$')), name='memory_text_one_line'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("retired_at__isnull", True), ("retired_reason", "")),
-                    models.Q(
-                        ("retired_at__isnull", False),
-                        models.Q(("retired_reason", ""), _negated=True),
-                    ),
-                    _connector="OR",
-                ),
-                name="memory_retired_has_reason",
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('retired_at__isnull', True), ('retired_reason', '')), models.Q(('retired_at__isnull', False), models.Q(('retired_reason', ''), _negated=True)), _connector='OR'), name='memory_retired_has_reason'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("author", "agent"), ("origin_actor__isnull", False)),
-                    models.Q(("author", "human"), ("origin_user__isnull", False)),
-                    _connector="OR",
-                ),
-                name="memory_origin_matches_author",
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('author', 'agent'), ('origin_actor__isnull', False)), models.Q(('author', 'human'), ('origin_user__isnull', False)), _connector='OR'), name='memory_origin_matches_author'),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="memory",
-            trigger=pgtrigger.compiler.Trigger(
-                name="memory_fields_immutable",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    condition='WHEN (OLD."key" IS DISTINCT FROM (NEW."key") OR OLD."text" IS DISTINCT FROM (NEW."text") OR OLD."scope_id" IS DISTINCT FROM (NEW."scope_id") OR OLD."author" IS DISTINCT FROM (NEW."author") OR OLD."origin_actor_id" IS DISTINCT FROM (NEW."origin_actor_id") OR OLD."origin_thread" IS DISTINCT FROM (NEW."origin_thread") OR OLD."origin_run" IS DISTINCT FROM (NEW."origin_run") OR OLD."origin_tool_call" IS DISTINCT FROM (NEW."origin_tool_call") OR OLD."origin_user" IS DISTINCT FROM (NEW."origin_user") OR OLD."lineage" IS DISTINCT FROM (NEW."lineage") OR OLD."created_at" IS DISTINCT FROM (NEW."created_at") OR OLD."uid" IS DISTINCT FROM (NEW."uid"))',
-                    func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';",
-                    hash="4531ba1dfbe45274a106564842eeeed38c02466e",
-                    operation="UPDATE",
-                    pgid="pgtrigger_memory_fields_immutable_56d7e",
-                    table="memory_core_memory",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='memory',
+            trigger=pgtrigger.compiler.Trigger(name='memory_fields_immutable', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."key" IS DISTINCT FROM (NEW."key") OR OLD."text" IS DISTINCT FROM (NEW."text") OR OLD."scope_id" IS DISTINCT FROM (NEW."scope_id") OR OLD."author" IS DISTINCT FROM (NEW."author") OR OLD."origin_actor_id" IS DISTINCT FROM (NEW."origin_actor_id") OR OLD."origin_thread" IS DISTINCT FROM (NEW."origin_thread") OR OLD."origin_run" IS DISTINCT FROM (NEW."origin_run") OR OLD."origin_tool_call" IS DISTINCT FROM (NEW."origin_tool_call") OR OLD."origin_user" IS DISTINCT FROM (NEW."origin_user") OR OLD."lineage" IS DISTINCT FROM (NEW."lineage") OR OLD."created_at" IS DISTINCT FROM (NEW."created_at") OR OLD."uid" IS DISTINCT FROM (NEW."uid"))', func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';", hash='4531ba1dfbe45274a106564842eeeed38c02466e', operation='UPDATE', pgid='pgtrigger_memory_fields_immutable_56d7e', table='memory_core_memory', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="memory",
-            trigger=pgtrigger.compiler.Trigger(
-                name="memory_delete_only_by_forget",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="RAISE EXCEPTION 'pgtrigger: Cannot delete rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';",
-                    hash="4ce8ac790c699d1d67fb955b62cb51bb4a1fb9da",
-                    operation="DELETE",
-                    pgid="pgtrigger_memory_delete_only_by_forget_fbc67",
-                    table="memory_core_memory",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='memory',
+            trigger=pgtrigger.compiler.Trigger(name='memory_delete_only_by_forget', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'pgtrigger: Cannot delete rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';", hash='4ce8ac790c699d1d67fb955b62cb51bb4a1fb9da', operation='DELETE', pgid='pgtrigger_memory_delete_only_by_forget_fbc67', table='memory_core_memory', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="memory",
-            trigger=pgtrigger.compiler.Trigger(
-                name="memory_no_truncate",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="RAISE EXCEPTION 'memory rows leave only through forget (TRUNCATE refused)' USING ERRCODE = '25006';",
-                    hash="fa0cb95b2762c7691c6baa25d4ce354693bbb9b4",
-                    level="STATEMENT",
-                    operation="TRUNCATE",
-                    pgid="pgtrigger_memory_no_truncate_cd57e",
-                    table="memory_core_memory",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='memory',
+            trigger=pgtrigger.compiler.Trigger(name='memory_no_truncate', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'memory rows leave only through forget (TRUNCATE refused)' USING ERRCODE = '25006';", hash='fa0cb95b2762c7691c6baa25d4ce354693bbb9b4', level='STATEMENT', operation='TRUNCATE', pgid='pgtrigger_memory_no_truncate_cd57e', table='memory_core_memory', when='BEFORE')),
         ),
         migrations.AddConstraint(
-            model_name="membership",
-            constraint=models.UniqueConstraint(
-                fields=("actor", "rank"), name="membership_actor_rank_unique"
-            ),
+            model_name='membership',
+            constraint=models.UniqueConstraint(fields=('actor', 'rank'), name='membership_actor_rank_unique'),
         ),
         migrations.AddConstraint(
-            model_name="membership",
-            constraint=models.UniqueConstraint(
-                fields=("actor", "scope"), name="membership_actor_scope_unique"
-            ),
+            model_name='membership',
+            constraint=models.UniqueConstraint(fields=('actor', 'scope'), name='membership_actor_scope_unique'),
         ),
         migrations.AddConstraint(
-            model_name="apikey",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("secret_hash__regex", "^[0-9a-f]{64}$")),
-                name="apikey_secret_is_hash",
-            ),
+            model_name='apikey',
+            constraint=models.CheckConstraint(condition=models.Q(('secret_hash__regex', '^[0-9a-f]{64}$')), name='apikey_secret_is_hash'),
         ),
         migrations.AddConstraint(
-            model_name="actor",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("ref__regex", "^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")),
-                name="actor_ref_shape",
-            ),
+            model_name='actor',
+            constraint=models.CheckConstraint(condition=models.Q(('ref__regex', '^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$')), name='actor_ref_shape'),
         ),
         migrations.AddConstraint(
-            model_name="scopegrant",
-            constraint=models.UniqueConstraint(
-                fields=("user", "scope"), name="grant_user_scope_unique"
-            ),
+            model_name='scopegrant',
+            constraint=models.UniqueConstraint(fields=('user', 'scope'), name='grant_user_scope_unique'),
         ),
         migrations.AddIndex(
-            model_name="thread",
-            index=models.Index(fields=["ref"], name="thread_ref_idx"),
+            model_name='thread',
+            index=models.Index(fields=['ref'], name='thread_ref_idx'),
         ),
         migrations.AddConstraint(
-            model_name="thread",
-            constraint=models.UniqueConstraint(
-                fields=("actor", "ref"), name="thread_actor_ref_unique"
-            ),
+            model_name='thread',
+            constraint=models.UniqueConstraint(fields=('actor', 'ref'), name='thread_actor_ref_unique'),
         ),
         migrations.AddIndex(
-            model_name="message",
-            index=models.Index(
-                fields=["thread", "-created_at", "-id"], name="message_thread_recent_idx"
-            ),
+            model_name='message',
+            index=models.Index(fields=['thread', '-created_at', '-id'], name='message_thread_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="message",
-            index=models.Index(fields=["thread", "run_id"], name="message_thread_run_idx"),
+            model_name='message',
+            index=models.Index(fields=['thread', 'run_id'], name='message_thread_run_idx'),
         ),
     ]

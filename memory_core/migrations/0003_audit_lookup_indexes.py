@@ -6,42 +6,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0002_global_scope"),
+        ('memory_core', '0002_global_scope'),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name="accesslog",
-            index=models.Index(fields=["scope", "-id"], name="access_scope_idx"),
+            model_name='accesslog',
+            index=models.Index(fields=['scope', '-id'], name='access_scope_idx'),
         ),
         migrations.AddIndex(
-            model_name="accesslog",
-            index=models.Index(
-                condition=models.Q(("outcome__gte", 400)),
-                fields=["created_at"],
-                name="access_refused_recent_idx",
-            ),
+            model_name='accesslog',
+            index=models.Index(condition=models.Q(('outcome__gte', 400)), fields=['created_at'], name='access_refused_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="digest",
-            index=models.Index(fields=["run_id"], name="digest_run_idx"),
+            model_name='digest',
+            index=models.Index(fields=['run_id'], name='digest_run_idx'),
         ),
         migrations.AddIndex(
-            model_name="digestline",
-            index=django.contrib.postgres.indexes.HashIndex(
-                fields=["text"], name="digestline_text_hash"
-            ),
+            model_name='digestline',
+            index=django.contrib.postgres.indexes.HashIndex(fields=['text'], name='digestline_text_hash'),
         ),
         migrations.AddIndex(
-            model_name="ledgerevent",
-            index=django.contrib.postgres.indexes.GinIndex(
-                django.contrib.postgres.indexes.OpClass(
-                    django.db.models.fields.json.KeyTransform("memories", "payload"),
-                    name="jsonb_path_ops",
-                ),
-                condition=models.Q(("kind", "memory.forgotten")),
-                name="ledger_forgotten_memories_gin",
-            ),
+            model_name='ledgerevent',
+            index=django.contrib.postgres.indexes.GinIndex(django.contrib.postgres.indexes.OpClass(django.db.models.fields.json.KeyTransform('memories', 'payload'), name='jsonb_path_ops'), condition=models.Q(('kind', 'memory.forgotten')), name='ledger_forgotten_memories_gin'),
         ),
     ]

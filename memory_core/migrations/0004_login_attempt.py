@@ -5,30 +5,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0003_audit_lookup_indexes"),
+        ('memory_core', '0003_audit_lookup_indexes'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="LoginAttempt",
+            name='LoginAttempt',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("username", models.CharField(max_length=150)),
-                ("ip", models.GenericIPAddressField(blank=True, null=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('username', models.CharField(max_length=150)),
+                ('ip', models.GenericIPAddressField(blank=True, null=True)),
             ],
             options={
-                "indexes": [
-                    models.Index(fields=["username", "created_at"], name="login_attempt_user_idx"),
-                    models.Index(fields=["ip", "created_at"], name="login_attempt_ip_idx"),
-                    models.Index(fields=["created_at"], name="login_attempt_created_idx"),
-                ],
+                'indexes': [models.Index(fields=['username', 'created_at'], name='login_attempt_user_idx'), models.Index(fields=['ip', 'created_at'], name='login_attempt_ip_idx'), models.Index(fields=['created_at'], name='login_attempt_created_idx')],
             },
         ),
     ]

@@ -52,125 +52,85 @@ WHERE s.id = a.scope_id AND s.token <> 'actor:' || a.ref;
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0006_lean_write_indexes"),
+        ('memory_core', '0006_lean_write_indexes'),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name="actor",
-            name="actor_ref_shape",
+            model_name='actor',
+            name='actor_ref_shape',
         ),
         migrations.RemoveConstraint(
-            model_name="scope",
-            name="scope_token_shape",
+            model_name='scope',
+            name='scope_token_shape',
         ),
         migrations.AlterField(
-            model_name="accesslog",
-            name="actor_ref",
+            model_name='accesslog',
+            name='actor_ref',
             field=models.CharField(blank=True, max_length=257, null=True),
         ),
         migrations.AlterField(
-            model_name="accesslog",
-            name="scope",
+            model_name='accesslog',
+            name='scope',
             field=models.CharField(blank=True, max_length=290, null=True),
         ),
         migrations.AlterField(
-            model_name="actor",
-            name="ref",
+            model_name='actor',
+            name='ref',
             field=models.CharField(max_length=257, unique=True),
         ),
         migrations.AlterField(
-            model_name="digest",
-            name="chain",
-            field=django.contrib.postgres.fields.ArrayField(
-                base_field=models.CharField(max_length=290), size=None
-            ),
+            model_name='digest',
+            name='chain',
+            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=290), size=None),
         ),
         migrations.AlterField(
-            model_name="ledgerevent",
-            name="actor_ref",
+            model_name='ledgerevent',
+            name='actor_ref',
             field=models.CharField(blank=True, max_length=257, null=True),
         ),
         migrations.AlterField(
-            model_name="ledgerevent",
-            name="scope",
+            model_name='ledgerevent',
+            name='scope',
             field=models.CharField(max_length=290),
         ),
         migrations.AlterField(
-            model_name="ledgerevent",
-            name="stream",
+            model_name='ledgerevent',
+            name='stream',
             field=models.CharField(max_length=290),
         ),
         migrations.AlterField(
-            model_name="scope",
-            name="stream",
+            model_name='scope',
+            name='stream',
             field=models.CharField(max_length=290),
         ),
         migrations.AlterField(
-            model_name="scope",
-            name="token",
+            model_name='scope',
+            name='token',
             field=models.CharField(max_length=290, unique=True),
         ),
         migrations.RunSQL(TENANT_OF_SQL, "DROP FUNCTION memory_core_tenant_of(text)"),
         migrations.RunSQL(RENAME_INTO_TENANTS_SQL, migrations.RunSQL.noop),
         pgtrigger.migrations.AddTrigger(
-            model_name="membership",
-            trigger=pgtrigger.compiler.Trigger(
-                name="membership_in_actor_tenant",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="\n    DECLARE scope_token text; actor_ref text;\n    BEGIN\n        SELECT token INTO scope_token FROM memory_core_scope WHERE id = NEW.scope_id;\n        SELECT ref INTO actor_ref FROM memory_core_actor WHERE id = NEW.actor_id;\n        IF scope_token <> 'global' AND memory_core_tenant_of(scope_token)\n                IS DISTINCT FROM memory_core_tenant_of('actor:' || actor_ref) THEN\n            RAISE EXCEPTION 'actor % cannot be a member of % (names are per tenant)',\n                actor_ref, scope_token USING ERRCODE = '25006';\n        END IF;\n        RETURN NEW;\n    END;\n",
-                    hash="c77e76efcecb1c11759776e2c6b1f50a0dac4ad9",
-                    operation="INSERT OR UPDATE",
-                    pgid="pgtrigger_membership_in_actor_tenant_9f4d7",
-                    table="memory_core_membership",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='membership',
+            trigger=pgtrigger.compiler.Trigger(name='membership_in_actor_tenant', sql=pgtrigger.compiler.UpsertTriggerSql(func="\n    DECLARE scope_token text; actor_ref text;\n    BEGIN\n        SELECT token INTO scope_token FROM memory_core_scope WHERE id = NEW.scope_id;\n        SELECT ref INTO actor_ref FROM memory_core_actor WHERE id = NEW.actor_id;\n        IF scope_token <> 'global' AND memory_core_tenant_of(scope_token)\n                IS DISTINCT FROM memory_core_tenant_of('actor:' || actor_ref) THEN\n            RAISE EXCEPTION 'actor % cannot be a member of % (names are per tenant)',\n                actor_ref, scope_token USING ERRCODE = '25006';\n        END IF;\n        RETURN NEW;\n    END;\n", hash='c77e76efcecb1c11759776e2c6b1f50a0dac4ad9', operation='INSERT OR UPDATE', pgid='pgtrigger_membership_in_actor_tenant_9f4d7', table='memory_core_membership', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="scope",
-            trigger=pgtrigger.compiler.Trigger(
-                name="scope_named_in_its_tenant",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="\n    DECLARE parent_token text;\n    BEGIN\n        IF NEW.parent_id IS NULL THEN\n            RETURN NEW;\n        END IF;\n        SELECT token INTO parent_token FROM memory_core_scope WHERE id = NEW.parent_id;\n        IF NEW.token LIKE 'tenant:%' THEN\n            IF parent_token <> 'global' THEN\n                RAISE EXCEPTION 'scope %: a tenant hangs directly under global', NEW.token\n                    USING ERRCODE = '25006';\n            END IF;\n        ELSIF memory_core_tenant_of(NEW.token)\n                IS DISTINCT FROM memory_core_tenant_of(parent_token) THEN\n            RAISE EXCEPTION 'scope % cannot hang under % (names are per tenant)',\n                NEW.token, parent_token USING ERRCODE = '25006';\n        END IF;\n        RETURN NEW;\n    END;\n",
-                    hash="b744c4bf9f040c14c85b0b817136c03d4bec445d",
-                    operation='INSERT OR UPDATE OF "token", "parent_id"',
-                    pgid="pgtrigger_scope_named_in_its_tenant_ddf6c",
-                    table="memory_core_scope",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='scope',
+            trigger=pgtrigger.compiler.Trigger(name='scope_named_in_its_tenant', sql=pgtrigger.compiler.UpsertTriggerSql(func="\n    DECLARE parent_token text;\n    BEGIN\n        IF NEW.parent_id IS NULL THEN\n            RETURN NEW;\n        END IF;\n        SELECT token INTO parent_token FROM memory_core_scope WHERE id = NEW.parent_id;\n        IF NEW.token LIKE 'tenant:%' THEN\n            IF parent_token <> 'global' THEN\n                RAISE EXCEPTION 'scope %: a tenant hangs directly under global', NEW.token\n                    USING ERRCODE = '25006';\n            END IF;\n        ELSIF memory_core_tenant_of(NEW.token)\n                IS DISTINCT FROM memory_core_tenant_of(parent_token) THEN\n            RAISE EXCEPTION 'scope % cannot hang under % (names are per tenant)',\n                NEW.token, parent_token USING ERRCODE = '25006';\n        END IF;\n        RETURN NEW;\n    END;\n", hash='b744c4bf9f040c14c85b0b817136c03d4bec445d', operation='INSERT OR UPDATE OF "token", "parent_id"', pgid='pgtrigger_scope_named_in_its_tenant_ddf6c', table='memory_core_scope', when='BEFORE')),
         ),
         migrations.AddConstraint(
-            model_name="actor",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    (
-                        "ref__regex",
-                        "^(?:[A-Za-z0-9][A-Za-z0-9._@-]{0,127}/)?[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$",
-                    )
-                ),
-                name="actor_ref_shape",
-            ),
+            model_name='actor',
+            constraint=models.CheckConstraint(condition=models.Q(('ref__regex', '^(?:[A-Za-z0-9][A-Za-z0-9._@-]{0,127}/)?[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$')), name='actor_ref_shape'),
         ),
         migrations.AddConstraint(
-            model_name="scope",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    (
-                        "token__regex",
-                        "^(global|[a-z][a-z0-9_-]{0,31}:(?:[A-Za-z0-9][A-Za-z0-9._@-]{0,127}/)?[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$",
-                    )
-                ),
-                name="scope_token_shape",
-            ),
+            model_name='scope',
+            constraint=models.CheckConstraint(condition=models.Q(('token__regex', '^(global|[a-z][a-z0-9_-]{0,31}:(?:[A-Za-z0-9][A-Za-z0-9._@-]{0,127}/)?[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$')), name='scope_token_shape'),
         ),
         migrations.AddConstraint(
-            model_name="scope",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("token__regex", "^tenant:.*/"), _negated=True),
-                name="scope_tenant_is_one_name",
-            ),
+            model_name='scope',
+            constraint=models.CheckConstraint(condition=models.Q(('token__regex', '^tenant:.*/'), _negated=True), name='scope_tenant_is_one_name'),
         ),
     ]

@@ -57,89 +57,27 @@ PENDING_SQL = """
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0007_names_per_tenant"),
+        ('memory_core', '0007_names_per_tenant'),
     ]
 
     operations = [
         migrations.RunPython(create_vector_extension, migrations.RunPython.noop),
         migrations.CreateModel(
-            name="Embedding",
+            name='Embedding',
             fields=[
-                (
-                    "memory",
-                    models.OneToOneField(
-                        db_constraint=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        primary_key=True,
-                        related_name="embedding",
-                        serialize=False,
-                        to="memory_core.memory",
-                    ),
-                ),
-                ("embedder", models.CharField(blank=True, max_length=200, null=True)),
-                ("dims", models.PositiveSmallIntegerField(blank=True, null=True)),
-                ("vector", pgvector.django.vector.VectorField(blank=True, null=True)),
-                ("embedded_at", models.DateTimeField(blank=True, null=True)),
+                ('memory', models.OneToOneField(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='embedding', serialize=False, to='memory_core.memory')),
+                ('embedder', models.CharField(blank=True, max_length=200, null=True)),
+                ('dims', models.PositiveSmallIntegerField(blank=True, null=True)),
+                ('vector', pgvector.django.vector.VectorField(blank=True, null=True)),
+                ('embedded_at', models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                "indexes": [
-                    models.Index(
-                        condition=models.Q(("vector__isnull", True)),
-                        fields=["memory"],
-                        name="embedding_pending_idx",
-                    )
-                ],
-                "constraints": [
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            models.Q(
-                                ("dims__isnull", True),
-                                ("embedded_at__isnull", True),
-                                ("embedder__isnull", True),
-                                ("vector__isnull", True),
-                            ),
-                            models.Q(
-                                ("dims__isnull", False),
-                                ("embedded_at__isnull", False),
-                                ("embedder__isnull", False),
-                                ("vector__isnull", False),
-                            ),
-                            _connector="OR",
-                        ),
-                        name="embedding_all_or_nothing",
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            ("vector__isnull", True),
-                            django.db.models.lookups.Exact(
-                                models.Func(models.F("vector"), function="vector_dims"),
-                                models.F("dims"),
-                            ),
-                            _connector="OR",
-                        ),
-                        name="embedding_dims_match",
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            ("vector__isnull", True),
-                            django.db.models.lookups.GreaterThan(
-                                models.Func(
-                                    models.F("vector"),
-                                    function="vector_norm",
-                                    output_field=models.FloatField(),
-                                ),
-                                0,
-                            ),
-                            _connector="OR",
-                        ),
-                        name="embedding_vector_nonzero",
-                    ),
-                ],
+                'indexes': [models.Index(condition=models.Q(('vector__isnull', True)), fields=['memory'], name='embedding_pending_idx')],
+                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('dims__isnull', True), ('embedded_at__isnull', True), ('embedder__isnull', True), ('vector__isnull', True)), models.Q(('dims__isnull', False), ('embedded_at__isnull', False), ('embedder__isnull', False), ('vector__isnull', False)), _connector='OR'), name='embedding_all_or_nothing'), models.CheckConstraint(condition=models.Q(('vector__isnull', True), django.db.models.lookups.Exact(models.Func(models.F('vector'), function='vector_dims'), models.F('dims')), _connector='OR'), name='embedding_dims_match'), models.CheckConstraint(condition=models.Q(('vector__isnull', True), django.db.models.lookups.GreaterThan(models.Func(models.F('vector'), function='vector_norm', output_field=models.FloatField()), 0), _connector='OR'), name='embedding_vector_nonzero')],
             },
         ),
-        migrations.RunSQL(
-            CASCADE_SQL, "ALTER TABLE memory_core_embedding DROP CONSTRAINT embedding_memory_fk"
-        ),
+        migrations.RunSQL(CASCADE_SQL, "ALTER TABLE memory_core_embedding DROP CONSTRAINT embedding_memory_fk"),
         migrations.RunSQL(PENDING_SQL, migrations.RunSQL.noop),
     ]

@@ -12,57 +12,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0008_semantic_recall"),
+        ('memory_core', '0008_semantic_recall'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="apikey",
-            name="actor",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="api_keys",
-                to="memory_core.actor",
-            ),
+            model_name='apikey',
+            name='actor',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='api_keys', to='memory_core.actor'),
         ),
         migrations.AlterField(
-            model_name="accesslog",
-            name="channel",
-            field=models.CharField(
-                choices=[("api", "Api"), ("mcp", "Mcp"), ("console", "Console"), ("cli", "Cli")],
-                max_length=8,
-            ),
+            model_name='accesslog',
+            name='channel',
+            field=models.CharField(choices=[('api', 'Api'), ('mcp', 'Mcp'), ('console', 'Console'), ('cli', 'Cli')], max_length=8),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="apikey",
-            trigger=pgtrigger.compiler.Trigger(
-                name="apikey_actor_in_reach",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    func="\n    DECLARE reach_token text;\n    BEGIN\n        IF NEW.actor_id IS NULL THEN\n            RETURN NEW;\n        END IF;\n        SELECT token INTO reach_token FROM memory_core_scope WHERE id = NEW.reach_id;\n        IF reach_token = 'global'\n            OR EXISTS (SELECT 1 FROM memory_core_actor a\n                       WHERE a.id = NEW.actor_id AND a.scope_id = NEW.reach_id)\n            OR EXISTS (SELECT 1 FROM memory_core_membership m\n                       WHERE m.actor_id = NEW.actor_id AND m.scope_id = NEW.reach_id) THEN\n            RETURN NEW;\n        END IF;\n        RAISE EXCEPTION 'api key %: its actor lies outside its reach %', NEW.uid, reach_token\n            USING ERRCODE = '25006';\n    END;\n",
-                    hash="ecfc9ecc9758c39b0b75bf7b9745577db0bfd618",
-                    operation="INSERT",
-                    pgid="pgtrigger_apikey_actor_in_reach_ef214",
-                    table="memory_core_apikey",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='apikey',
+            trigger=pgtrigger.compiler.Trigger(name='apikey_actor_in_reach', sql=pgtrigger.compiler.UpsertTriggerSql(func="\n    DECLARE reach_token text;\n    BEGIN\n        IF NEW.actor_id IS NULL THEN\n            RETURN NEW;\n        END IF;\n        SELECT token INTO reach_token FROM memory_core_scope WHERE id = NEW.reach_id;\n        IF reach_token = 'global'\n            OR EXISTS (SELECT 1 FROM memory_core_actor a\n                       WHERE a.id = NEW.actor_id AND a.scope_id = NEW.reach_id)\n            OR EXISTS (SELECT 1 FROM memory_core_membership m\n                       WHERE m.actor_id = NEW.actor_id AND m.scope_id = NEW.reach_id) THEN\n            RETURN NEW;\n        END IF;\n        RAISE EXCEPTION 'api key %: its actor lies outside its reach %', NEW.uid, reach_token\n            USING ERRCODE = '25006';\n    END;\n", hash='ecfc9ecc9758c39b0b75bf7b9745577db0bfd618', operation='INSERT', pgid='pgtrigger_apikey_actor_in_reach_ef214', table='memory_core_apikey', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="apikey",
-            trigger=pgtrigger.compiler.Trigger(
-                name="apikey_binding_immutable",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    condition='WHEN (OLD."reach_id" IS DISTINCT FROM (NEW."reach_id") OR OLD."actor_id" IS DISTINCT FROM (NEW."actor_id"))',
-                    func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';",
-                    hash="8c79e2371d188992fd9723cb710ddeab8cca3bd3",
-                    operation="UPDATE",
-                    pgid="pgtrigger_apikey_binding_immutable_93625",
-                    table="memory_core_apikey",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='apikey',
+            trigger=pgtrigger.compiler.Trigger(name='apikey_binding_immutable', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."reach_id" IS DISTINCT FROM (NEW."reach_id") OR OLD."actor_id" IS DISTINCT FROM (NEW."actor_id"))', func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME USING ERRCODE = '25006';", hash='8c79e2371d188992fd9723cb710ddeab8cca3bd3', operation='UPDATE', pgid='pgtrigger_apikey_binding_immutable_93625', table='memory_core_apikey', when='BEFORE')),
         ),
     ]

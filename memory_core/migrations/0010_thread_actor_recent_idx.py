@@ -4,13 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0009_apikey_actor"),
+        ('memory_core', '0009_apikey_actor'),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name="thread",
-            index=models.Index(fields=["actor", "-id"], name="thread_actor_recent_idx"),
+            model_name='thread',
+            index=models.Index(fields=['actor', '-id'], name='thread_actor_recent_idx'),
         ),
     ]

@@ -10,50 +10,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0010_thread_actor_recent_idx"),
+        ('memory_core', '0010_thread_actor_recent_idx'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="apikey",
-            name="expires_at",
+            model_name='apikey',
+            name='expires_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="apikey",
-            name="last_used_at",
+            model_name='apikey',
+            name='last_used_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="apikey",
-            name="paused_at",
+            model_name='apikey',
+            name='paused_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name="apikey",
-            trigger=pgtrigger.compiler.Trigger(
-                name="apikey_revoked_final",
-                sql=pgtrigger.compiler.UpsertTriggerSql(
-                    condition='WHEN (OLD."revoked_at" IS NOT NULL AND (NEW."revoked_at" IS DISTINCT FROM OLD."revoked_at" OR NEW."paused_at" IS DISTINCT FROM OLD."paused_at" OR NEW."expires_at" IS DISTINCT FROM OLD."expires_at"))',
-                    func="RAISE EXCEPTION 'api key %: revoked keys stay revoked', OLD.uid USING ERRCODE = '25006';",
-                    hash="817a20228f6de58a10560afc1d5b68e7e4a09a77",
-                    operation="UPDATE",
-                    pgid="pgtrigger_apikey_revoked_final_31661",
-                    table="memory_core_apikey",
-                    when="BEFORE",
-                ),
-            ),
+            model_name='apikey',
+            trigger=pgtrigger.compiler.Trigger(name='apikey_revoked_final', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."revoked_at" IS NOT NULL AND (NEW."revoked_at" IS DISTINCT FROM OLD."revoked_at" OR NEW."paused_at" IS DISTINCT FROM OLD."paused_at" OR NEW."expires_at" IS DISTINCT FROM OLD."expires_at"))', func="RAISE EXCEPTION 'api key %: revoked keys stay revoked', OLD.uid USING ERRCODE = '25006';", hash='817a20228f6de58a10560afc1d5b68e7e4a09a77', operation='UPDATE', pgid='pgtrigger_apikey_revoked_final_31661', table='memory_core_apikey', when='BEFORE')),
         ),
         migrations.AddConstraint(
-            model_name="apikey",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("expires_at__isnull", True),
-                    ("expires_at__gt", models.F("created_at")),
-                    _connector="OR",
-                ),
-                name="apikey_expires_after_creation",
-            ),
+            model_name='apikey',
+            constraint=models.CheckConstraint(condition=models.Q(('expires_at__isnull', True), ('expires_at__gt', models.F('created_at')), _connector='OR'), name='apikey_expires_after_creation'),
         ),
     ]

@@ -5,45 +5,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0011_apikey_lifecycle"),
+        ('memory_core', '0011_apikey_lifecycle'),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(fields=["-created_at", "-id"], name="memory_recent_idx"),
+            model_name='memory',
+            index=models.Index(fields=['-created_at', '-id'], name='memory_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(fields=["key", "-created_at", "-id"], name="memory_key_recent_idx"),
+            model_name='memory',
+            index=models.Index(fields=['key', '-created_at', '-id'], name='memory_key_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                condition=models.Q(("pinned", True)),
-                fields=["-created_at", "-id"],
-                name="memory_pinned_recent_idx",
-            ),
+            model_name='memory',
+            index=models.Index(condition=models.Q(('pinned', True)), fields=['-created_at', '-id'], name='memory_pinned_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                condition=models.Q(("retired_at__isnull", False)),
-                fields=["retired_reason", "-created_at", "-id"],
-                name="memory_retired_recent_idx",
-            ),
+            model_name='memory',
+            index=models.Index(condition=models.Q(('retired_at__isnull', False)), fields=['retired_reason', '-created_at', '-id'], name='memory_retired_recent_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                condition=models.Q(("expires_at__isnull", False), ("retired_at__isnull", True)),
-                fields=["expires_at"],
-                name="memory_expiry_idx",
-            ),
+            model_name='memory',
+            index=models.Index(condition=models.Q(('expires_at__isnull', False), ('retired_at__isnull', True)), fields=['expires_at'], name='memory_expiry_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=django.contrib.postgres.indexes.GinIndex(fields=["tags"], name="memory_tags_gin"),
+            model_name='memory',
+            index=django.contrib.postgres.indexes.GinIndex(fields=['tags'], name='memory_tags_gin'),
         ),
     ]

@@ -5,179 +5,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0015_scaling"),
+        ('memory_core', '0015_scaling'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ScopeCount",
+            name='ScopeCount',
             fields=[
-                (
-                    "scope",
-                    models.OneToOneField(
-                        db_constraint=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        primary_key=True,
-                        related_name="held_count",
-                        serialize=False,
-                        to="memory_core.scope",
-                    ),
-                ),
-                ("held", models.IntegerField(default=0)),
-                ("agent", models.IntegerField(default=0)),
-                ("pinned", models.IntegerField(default=0)),
+                ('scope', models.OneToOneField(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, primary_key=True, related_name='held_count', serialize=False, to='memory_core.scope')),
+                ('held', models.IntegerField(default=0)),
+                ('agent', models.IntegerField(default=0)),
+                ('pinned', models.IntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name="ChainConflict",
+            name='ChainConflict',
             fields=[
-                (
-                    "pk",
-                    models.CompositePrimaryKey(
-                        "actor_id",
-                        "key",
-                        "wide_id",
-                        blank=True,
-                        editable=False,
-                        primary_key=True,
-                        serialize=False,
-                    ),
-                ),
-                ("key", models.CharField(max_length=64)),
-                ("narrow_rank", models.IntegerField()),
-                ("wide_rank", models.IntegerField()),
-                ("authors", models.CharField(max_length=16)),
-                ("duplicate", models.BooleanField()),
-                (
-                    "actor",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        db_index=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.actor",
-                    ),
-                ),
-                (
-                    "narrow",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        db_index=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.memory",
-                    ),
-                ),
-                (
-                    "narrow_scope",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.scope",
-                    ),
-                ),
-                (
-                    "wide",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        db_index=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.memory",
-                    ),
-                ),
-                (
-                    "wide_scope",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.scope",
-                    ),
-                ),
+                ('pk', models.CompositePrimaryKey('actor_id', 'key', 'wide_id', blank=True, editable=False, primary_key=True, serialize=False)),
+                ('key', models.CharField(max_length=64)),
+                ('narrow_rank', models.IntegerField()),
+                ('wide_rank', models.IntegerField()),
+                ('authors', models.CharField(max_length=16)),
+                ('duplicate', models.BooleanField()),
+                ('actor', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.actor')),
+                ('narrow', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
+                ('narrow_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
+                ('wide', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
+                ('wide_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
             ],
         ),
         migrations.CreateModel(
-            name="ConflictPair",
+            name='ConflictPair',
             fields=[
-                (
-                    "pk",
-                    models.CompositePrimaryKey(
-                        "narrow_id",
-                        "wide_id",
-                        blank=True,
-                        editable=False,
-                        primary_key=True,
-                        serialize=False,
-                    ),
-                ),
-                ("key", models.CharField(max_length=64)),
-                ("authors", models.CharField(max_length=16)),
-                ("agent_over_human", models.BooleanField()),
-                ("duplicate", models.BooleanField()),
-                ("actors", models.IntegerField()),
-                ("narrow_rank", models.IntegerField()),
-                ("wide_rank", models.IntegerField()),
-                (
-                    "narrow",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        db_index=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.memory",
-                    ),
-                ),
-                (
-                    "narrow_scope",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.scope",
-                    ),
-                ),
-                (
-                    "wide",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        db_index=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.memory",
-                    ),
-                ),
-                (
-                    "wide_scope",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="memory_core.scope",
-                    ),
-                ),
+                ('pk', models.CompositePrimaryKey('narrow_id', 'wide_id', blank=True, editable=False, primary_key=True, serialize=False)),
+                ('key', models.CharField(max_length=64)),
+                ('authors', models.CharField(max_length=16)),
+                ('agent_over_human', models.BooleanField()),
+                ('duplicate', models.BooleanField()),
+                ('actors', models.IntegerField()),
+                ('narrow_rank', models.IntegerField()),
+                ('wide_rank', models.IntegerField()),
+                ('narrow', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
+                ('narrow_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
+                ('wide', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.memory')),
+                ('wide_scope', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='memory_core.scope')),
             ],
         ),
         migrations.AddIndex(
-            model_name="chainconflict",
-            index=models.Index(fields=["narrow", "wide"], name="chainconflict_pair_idx"),
+            model_name='chainconflict',
+            index=models.Index(fields=['narrow', 'wide'], name='chainconflict_pair_idx'),
         ),
         migrations.AddIndex(
-            model_name="conflictpair",
-            index=models.Index(
-                models.F("duplicate"),
-                models.OrderBy(models.F("agent_over_human"), descending=True),
-                models.F("key"),
-                models.F("narrow_rank"),
-                models.F("wide_rank"),
-                models.F("narrow"),
-                models.F("wide"),
-                name="conflictpair_page_idx",
-            ),
+            model_name='conflictpair',
+            index=models.Index(models.F('duplicate'), models.OrderBy(models.F('agent_over_human'), descending=True), models.F('key'), models.F('narrow_rank'), models.F('wide_rank'), models.F('narrow'), models.F('wide'), name='conflictpair_page_idx'),
         ),
     ]
+
 
 
 # Hand-written from here on: the triggers that keep the two tables (memory_core/models/

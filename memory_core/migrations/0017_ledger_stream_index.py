@@ -4,13 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_core", "0016_maintained_summaries"),
+        ('memory_core', '0016_maintained_summaries'),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name="ledgerevent",
-            index=models.Index(fields=["stream", "-id"], name="ledger_stream_idx"),
+            model_name='ledgerevent',
+            index=models.Index(fields=['stream', '-id'], name='ledger_stream_idx'),
         ),
     ]
