@@ -363,3 +363,53 @@ def test_an_hour_that_ended_over_an_hour_ago_is_counted_once(
     monkeypatch.undo()
     response = login(client, users.su).get("/")
     assert _stat(response, "turns") == 4 and _stat(response, "agent-writes") == 4
+
+
+def test_turns_settle_by_the_minute_and_changes_by_the_hour(
+    client, users, org, activity, monkeypatch
+):
+    """Five minutes on, the minute of this turn has settled (a turn is dated and written by
+    one statement): counted once, then cached; a change, dated inside a transaction that
+    may run longer, is still counted live for an hour."""
+    from types import SimpleNamespace
+
+    from memory_console.console.views import dashboard
+
+    later = timezone.now() + timedelta(minutes=5)
+    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
+    assert _stat(login(client, users.su).get("/"), "turns") == 3
+    turns.resolve_turn(org.u1, "run-in-the-minute", principal=org.acme_agent)
+    writes.remember(org.u1, "pet", "has a cat", principal=org.acme_agent)
+    response = login(client, users.su).get("/")
+    assert _stat(response, "turns") == 3  # its minute, from the cache
+    assert _stat(response, "agent-writes") == 4  # counted live
+    monkeypatch.undo()
+    assert _stat(login(client, users.su).get("/"), "turns") == 4
+
+
+def test_the_live_part_of_the_turns_chart_is_the_last_minutes_only(db, monkeypatch):
+    """What is counted on every view starts at the last settled minute, two to three
+    minutes back, whatever the time of the hour; each earlier minute of the hour is a part
+    of its own (cached), each earlier hour one part."""
+    from types import SimpleNamespace
+
+    from memory_console.console.views import dashboard
+    from memory_core.models import Digest
+
+    now = timezone.now().replace(minute=59, second=30, microsecond=0)
+    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: now))
+    counted = []
+
+    def count(rows):
+        counted.append(str(rows.query))
+        return {}
+
+    everything = SimpleNamespace(everything=True)
+    since = now - timedelta(days=30)
+    dashboard._parts(
+        "t", Digest.objects.all(), since, everything, count, dashboard.TURN_SETTLE_MARGIN
+    )
+    live_from = now.replace(minute=57, second=0)
+    assert f">= {live_from}" in counted[-1] and "<" not in counted[-1].split("WHERE")[1]
+    this_hour = [q for q in counted if f">= {now:%Y-%m-%d %H}:" in q]
+    assert len(this_hour) == 57 + 1  # from 00 to 56 a minute each, then the live part

@@ -86,39 +86,58 @@ def _reach_key(reach) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-# Counts of rows dated in an hour that ended at least this long ago are kept: a row is dated
-# when its transaction writes it, and no turn's or change's transaction stays open that long.
+# Counts of rows dated in a period that ended at least this long ago are kept: a row is
+# dated when its transaction writes it, and no change's transaction stays open that long.
 SETTLE_MARGIN = timedelta(hours=1)
+# A turn's digest is dated and written by one statement (turns.STORE_TURN), so a minute
+# that ended this long ago has all of its turns.
+TURN_SETTLE_MARGIN = timedelta(minutes=2)
 HOUR = timedelta(hours=1)
+MINUTE = timedelta(minutes=1)
 CACHE_SECONDS = 2 * 86400
+MINUTE_CACHE_SECONDS = 2 * 3600
 
 
-def _parts(name: str, rows, since, reach, count) -> list:
+def _steps(start, end, step) -> list:
+    return [start + n * step for n in range((end - start) // step)]
+
+
+def _parts(name: str, rows, since, reach, count, margin=SETTLE_MARGIN) -> list:
     """count() of `rows` since `since`, in parts to add up: the days before yesterday (one
-    cache entry per reach and day), each settled hour since (one entry per reach and hour),
-    and the last hour or two, counted on every view. A day of 60,000 turns (the bench's 1m)
-    took 21 ms to count on every view; an hour of them is counted once."""
+    cache entry per reach and day), each settled hour since, then each settled minute (one
+    entry per reach and hour or minute; settled: ended `margin` ago), and what is left,
+    counted on every view. A day of 60,000 turns (the bench's 1m) took 21 ms to count on
+    every view; at 200 turns a second the last hour alone is 720,000, so turns settle by
+    the minute and only the last two or three minutes are counted live."""
     now = timezone.now()
     today = datetime.combine(now.date(), time.min, tzinfo=UTC)
+    settled = now - margin
     days_until = max(since, today - timedelta(days=1))
-    hours_until = max(days_until, (now - SETTLE_MARGIN).replace(minute=0, second=0, microsecond=0))
+    hours_until = max(days_until, settled.replace(minute=0, second=0, microsecond=0))
+    minutes_until = max(hours_until, settled.replace(second=0, microsecond=0))
     prefix = f"dashboard-{name}:{_reach_key(reach)}"
     days_key = f"{prefix}:{since.date()}:{days_until.date()}"
     hours = {
-        f"{prefix}:h:{hour.isoformat()}": hour
-        for hour in (days_until + n * HOUR for n in range((hours_until - days_until) // HOUR))
+        f"{prefix}:h:{h.isoformat()}": (h, HOUR) for h in _steps(days_until, hours_until, HOUR)
     }
-    found = cache.get_many([days_key, *hours])
-    fresh = {}
+    minutes = {
+        f"{prefix}:m:{m.isoformat()}": (m, MINUTE)
+        for m in _steps(hours_until, minutes_until, MINUTE)
+    }
+    found = cache.get_many([days_key, *hours, *minutes])
+    fresh, fresh_minutes = {}, {}
     if days_key not in found:
         fresh[days_key] = count(rows.filter(created_at__gte=since, created_at__lt=days_until))
-    for key, hour in hours.items():
-        if key not in found:
-            fresh[key] = count(rows.filter(created_at__gte=hour, created_at__lt=hour + HOUR))
+    for periods, into in ((hours, fresh), (minutes, fresh_minutes)):
+        for key, (start, length) in periods.items():
+            if key not in found:
+                into[key] = count(rows.filter(created_at__gte=start, created_at__lt=start + length))
     if fresh:
         cache.set_many(fresh, timeout=CACHE_SECONDS)
-    recent = count(rows.filter(created_at__gte=hours_until))
-    return [*found.values(), *fresh.values(), recent]
+    if fresh_minutes:
+        cache.set_many(fresh_minutes, timeout=MINUTE_CACHE_SECONDS)
+    recent = count(rows.filter(created_at__gte=minutes_until))
+    return [*found.values(), *fresh.values(), *fresh_minutes.values(), recent]
 
 
 def _sum_days(parts) -> dict:
@@ -150,7 +169,7 @@ def _count_turns(runs) -> dict:
 def _turns(runs, since, reach) -> dict:
     """The turns chart's counts since `since`: a stored turn keeps its time (erasure blanks
     its text, never the row), so settled periods are counted once, like the writes."""
-    return _sum_days(_parts("turns", runs, since, reach, _count_turns))
+    return _sum_days(_parts("turns", runs, since, reach, _count_turns, TURN_SETTLE_MARGIN))
 
 
 def _live_counts(reach):
