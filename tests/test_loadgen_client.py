@@ -12,12 +12,16 @@ from memory_console.loadgen.client import KeptAlive, request
 
 class _Echo(BaseHTTPRequestHandler):
     """Answers each POST with the client's port. `close=1` in the path closes the connection
-    after the answer, saying so; `drop=1` closes it without a word, as an idle timeout does."""
+    after the answer, saying so; `drop=1` closes it without a word, as an idle timeout does;
+    `cut=1` closes it without answering."""
 
     protocol_version = "HTTP/1.1"
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if "cut=1" in self.path:  # no answer at all: the connection just ends
+            self.close_connection = True
+            return
         body = str(self.client_address[1]).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -74,6 +78,11 @@ def test_a_connection_dropped_while_idle_is_opened_again_and_the_request_resent(
     kept.close()
     assert first.status == second.status == 200
     assert first.body != second.body
+
+
+def test_a_fresh_request_cut_off_keeps_its_client_port(port):
+    answer = request(port, "POST", "/?cut=1", body={})
+    assert answer.status is None and answer.client_port is not None
 
 
 def test_a_refused_connection_is_an_answer_without_status():

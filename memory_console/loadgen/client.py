@@ -102,11 +102,15 @@ def request(
     data = _encoded(body, headers)
     started = time.perf_counter()
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    client_port = None
     try:
+        conn.connect()
+        # Kept for a failed answer too: the reliability suite finds the worker by it.
+        client_port = conn.sock.getsockname()[1]
         return _exchange(conn, method, path, data, headers, started, on_sent)
     except (OSError, http.client.HTTPException) as error:
         failed = _failed(method, path, started, error)
-        failed.client_port = conn.sock.getsockname()[1] if conn.sock else None
+        failed.client_port = client_port
         return failed
     finally:
         conn.close()
