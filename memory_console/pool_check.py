@@ -12,11 +12,11 @@ properly (the pool's own check), which discards a dead one and keeps a live one.
 
 import select
 
+from psycopg_pool import ConnectionPool
+
 
 def usable(conn) -> None:
     """Raise if `conn` cannot serve a request (psycopg_pool's `check` contract)."""
-    from psycopg_pool import ConnectionPool
-
     if conn.closed or conn.broken:
         ConnectionPool.check_connection(conn)  # raises for a closed connection
         return

@@ -6,6 +6,7 @@ whatever changed since, so a resumed run rebuilds the identical prompt.
 """
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import orjson
 from django.conf import settings
@@ -69,6 +70,10 @@ STORE_TURN = """
     )
     SELECT (SELECT count(*) FROM held), (SELECT id FROM digest)
 """
+
+
+# A turn's JSON parameters, written by orjson (a tenth of the standard library's time).
+_jsonb = partial(Jsonb, dumps=orjson.dumps)
 
 
 @dataclass
@@ -183,8 +188,8 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "query": query,
             "chain": turn.scopes,
             "block": turn.block,
-            "entries": Jsonb(turn.entries, dumps=orjson.dumps),
-            "stats": Jsonb(turn.stats, dumps=orjson.dumps),
+            "entries": _jsonb(turn.entries),
+            "stats": _jsonb(turn.stats),
             "pinned_omitted": turn.stats["pinned_omitted"],
             "now": now,
             "n": [ln["n"] for ln in lines],
@@ -196,7 +201,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "actor_ref": actor.ref,
             "memory_ids": turn.memory_ids,
             "count": len(turn.entries),
-            "detail": Jsonb(_read_detail(turn), dumps=orjson.dumps),
+            "detail": _jsonb(_read_detail(turn)),
             "request_id": audit.REQUEST_ID.get(),
         },
     )

@@ -90,6 +90,6 @@ class DigestLine(models.Model):
             # the text's 64-bit hash: a line may exceed btree's 2704-byte row limit, and a
             # hash index kept each distinct text in one bucket chain, which every turn
             # showing that text walked to its end (a global memory's line is in every
-            # digest: 0.75 ms of a turn's write at 1m, against 0.2 ms for this).
+            # digest: 0.75 ms of a turn's write at 1m, against 0.2-0.35 ms for this).
             models.Index(TextHash(F("text")), name="digestline_text_hash"),
         ]
