@@ -6,6 +6,7 @@ only where the `bench` extra (langgraph-checkpoint-postgres) is installed.
 
 import json
 
+import pytest
 from django.conf import settings
 from django.core.management import call_command
 
@@ -67,6 +68,8 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         assert set(pooled) == {"unprepared", "pgbouncer"}
         for figure in pooled.values():
             assert figure["op"] == "turn" and figure["n"] == 6 and figure["rps"] > 0
+        assert_cpu_split(pooled["unprepared"]["cpu"], {"app", "postgres", "loadgen"})
+        assert_cpu_split(pooled["pgbouncer"]["cpu"], {"app", "postgres", "loadgen", "pooler"})
     assert set(report) - {"seed", "throughput_pooled"} == {
         "size",
         "machine",
@@ -104,10 +107,11 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     # Saturated turns: each client on one kept-alive connection, then a fresh one per turn.
     for name, connections in (("throughput", "kept alive"), ("throughput_fresh", "fresh")):
         throughput = report[name]
-        assert set(throughput) == {"op", "clients", "workers", "connections"} | OP_FIELDS
+        assert set(throughput) == {"op", "clients", "workers", "connections", "cpu"} | OP_FIELDS
         assert throughput["op"] == "turn" and throughput["connections"] == connections
         assert throughput["clients"] > throughput["workers"] == 2
         assert throughput["n"] == 6 and throughput["rps"] > 0
+        assert_cpu_split(throughput["cpu"], {"app", "postgres", "loadgen"})
     verify = report["verify_ledger"]
     assert set(verify) == {"events", "events_per_s"}
     assert verify["events"] > 400  # the seeded memories' events, and the bench's own
@@ -115,6 +119,22 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     against = report["verify_checkpoint"]
     assert set(against) == {"events", "events_per_s"}
     assert against["events"] >= verify["events"] and against["events_per_s"] > 0
+
+
+def assert_cpu_split(split: dict, parts: set[str]) -> None:
+    """What a saturated turn cost each process group (memory_console/bench/cpu.py); the
+    tests' PostgreSQL is the embedded one, on this machine, so every part is seen."""
+    assert set(split) == {f"{p}_ms" for p in parts} | {
+        "total_ms",
+        "cpu_bound_rps",
+        "busy_pct",
+        "steal_pct",
+    }
+    # /proc counts in clock ticks (10 ms): six turns may read as none at all.
+    assert all(split[f"{p}_ms"] >= 0 for p in parts)
+    assert split["total_ms"] == pytest.approx(sum(split[f"{p}_ms"] for p in parts), abs=0.05)
+    if split["busy_pct"] is not None:
+        assert 0 <= split["busy_pct"] <= 100 and 0 <= split["steal_pct"] <= 100
 
 
 def test_every_console_op_is_in_the_report_order_and_the_table_shows_sizes():

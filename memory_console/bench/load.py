@@ -27,11 +27,13 @@ def drive(
     n: int,
     sizes: list | None = None,
     keep_alive: bool = False,
+    measured=None,
 ):
     """Run `warmup` then `n` requests over `clients` threads; returns (latencies_s, wall_s).
 
     make_request(i) returns (method, path, body, expected statuses) for request i. When
     `sizes` is a list, the body size in bytes of each measured answer is appended to it.
+    `measured()`, when given, is called between the warm-up and the measured requests.
     """
     errors: list[BaseException] = []
 
@@ -82,6 +84,8 @@ def drive(
         return time.perf_counter() - started
 
     run(warmup, 0, None)
+    if measured is not None:
+        measured()
     latencies: list[float] = []
     wall = run(n, warmup, latencies, sizes)
     return latencies, wall

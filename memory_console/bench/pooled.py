@@ -10,13 +10,17 @@ Skipped (None) when pgbouncer is not installed.
 
 from pathlib import Path
 
+from memory_console.bench import cpu
 from memory_console.loadgen.pooler import PgBouncer, binary, user_of
 from memory_console.loadgen.server import AppServer
 
 
-def pooled_throughput(url, owner_url, secret, actors, args, rng, log_dir: Path, measure):
+def pooled_throughput(
+    url, owner_url, secret, actors, args, rng, log_dir: Path, measure, postgres=None
+):
     """{"unprepared": {...}, "pgbouncer": {...}}, each what `measure(port, ...)` (the bench's
-    saturated_turns) reports for a server so configured; None without pgbouncer."""
+    saturated_turns) reports for a server so configured; None without pgbouncer.
+    `postgres`: the local server's postmaster, for the CPU split (bench/cpu.py)."""
     if binary() is None:
         return None
     settings = {"DATABASE_POOLER": "pgbouncer"}
@@ -25,7 +29,14 @@ def pooled_throughput(url, owner_url, secret, actors, args, rng, log_dir: Path, 
     with AppServer(
         url, owner_url, log_path=log, workers=args.workers, access_log=False, env=settings
     ) as app:
-        figures["unprepared"] = measure(app.port, secret, actors, args, rng)
+        figures["unprepared"] = measure(
+            app.port,
+            secret,
+            actors,
+            args,
+            rng,
+            processes=lambda: cpu.groups(app.proc.pid, postgres),
+        )
     with PgBouncer(url, [user_of(url)]) as bouncer:
         log = log_dir / "server-pgbouncer.log"
         with AppServer(
@@ -36,5 +47,12 @@ def pooled_throughput(url, owner_url, secret, actors, args, rng, log_dir: Path, 
             access_log=False,
             env=settings,
         ) as app:
-            figures["pgbouncer"] = measure(app.port, secret, actors, args, rng)
+            figures["pgbouncer"] = measure(
+                app.port,
+                secret,
+                actors,
+                args,
+                rng,
+                processes=lambda: cpu.groups(app.proc.pid, postgres, bouncer.proc.pid),
+            )
     return figures

@@ -6,7 +6,7 @@ import os
 import platform
 from pathlib import Path
 
-from memory_console.bench import console_pages
+from memory_console.bench import console_pages, cpu
 from memory_console.loadgen.percentiles import percentile
 
 OP_ORDER = (
@@ -113,6 +113,8 @@ def table(report: dict) -> str:
             f"({t['clients']} clients, {t.get('connections', 'fresh')} connections, "
             f"p50 {t['p50_ms']:.2f} ms including queueing)"
         )
+        if t.get("cpu"):
+            lines.append(cpu.describe(t["cpu"]))
     fresh = report.get("throughput_fresh")
     if fresh:
         lines.append(
@@ -128,6 +130,8 @@ def table(report: dict) -> str:
             f"throughput ({'no prepared statements' if name == 'unprepared' else 'via PgBouncer'}"
             f"): {p['rps']:.0f} turns/s (p50 {p['p50_ms']:.2f} ms)"
         )
+        if p.get("cpu"):
+            lines.append(cpu.describe(p["cpu"]))
     r = report.get("reembed")
     if r:
         lines.append(f"reembed: {r['rows']} rows at {r['rows_per_s']:.0f} rows/s")

@@ -203,20 +203,26 @@ def twin_ops(port, secret, plans, args) -> dict:
     return ops
 
 
-def saturated_turns(port, secret, actors, args, rng, keep_alive: bool = True) -> dict:
+def saturated_turns(
+    port, secret, actors, args, rng, keep_alive: bool = True, *, processes=None
+) -> dict:
     """Turns per second the workers can serve: the same turns, driven by more clients than
     the workers have threads, so that no thread waits for a request. The latency figures
     of `turn` are taken with one client per worker; these include queueing and are not.
 
     Each client keeps its connection alive (`keep_alive`), as an agent's HTTP client does;
-    with a fresh connection per request, accepting and closing it is part of each turn."""
-    from memory_console.bench import load
+    with a fresh connection per request, accepting and closing it is part of each turn.
+
+    `processes()`, when given, names the processes serving the load (cpu.groups); the
+    report's `cpu` then says what a measured turn cost each of them (bench/cpu.py)."""
+    from memory_console.bench import cpu, load
     from memory_console.bench.report import summary
 
     clients = SATURATING_CLIENTS_PER_WORKER * args.workers
     total = args.warmup + args.requests
     requests = [turn_request(rng, actors) for _ in range(total)]
     api = {"Authorization": f"Bearer {secret}"}
+    meter: list[cpu.CpuSplit] = []
     latencies, wall = load.drive(
         port,
         api,
@@ -225,6 +231,8 @@ def saturated_turns(port, secret, actors, args, rng, keep_alive: bool = True) ->
         args.warmup,
         args.requests,
         keep_alive=keep_alive,
+        # After the warm-up: by then every pooled connection's backend exists.
+        measured=(lambda: meter.append(cpu.CpuSplit(processes()))) if processes else None,
     )
     result = {
         "op": "turn",
@@ -233,6 +241,8 @@ def saturated_turns(port, secret, actors, args, rng, keep_alive: bool = True) ->
         "connections": "kept alive" if keep_alive else "fresh",
     }
     result.update(summary(latencies, wall))
+    if meter:
+        result["cpu"] = meter[0].per_turn(len(latencies))
     _say(f"  turn, {clients} clients, {result['connections']} connections: {result['rps']:.0f} rps")
     return result
 
@@ -351,7 +361,7 @@ def main(argv=None) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from memory_console.bench import checkpoint, console_pages, peer, report, seed
+    from memory_console.bench import checkpoint, console_pages, cpu, peer, report, seed
     from memory_console.bench.database import seed_state
     from memory_console.bench.sizes import SIZES
     from memory_console.loadgen.server import AppServer
@@ -401,15 +411,22 @@ def main(argv=None) -> int:
     log = Path(settings.BASE_DIR) / "var" / "bench" / f"server-{size.name}.log"
     # gunicorn, DEBUG off, with DATABASE_URL and DATABASE_OWNER_URL pointing at the bench
     # database; its access log is written (as in production) but not kept.
+    postgres = cpu.postgres_root(connection)
     with AppServer(url, owner_url, log_path=log, workers=args.workers, access_log=False) as app:
         ops = http_ops(app.port, secret, password, actors, console, args, rng)
-        throughput = saturated_turns(app.port, secret, actors, args, rng)
-        throughput_fresh = saturated_turns(app.port, secret, actors, args, rng, keep_alive=False)
+
+        def processes():
+            return cpu.groups(app.proc.pid, postgres)
+
+        throughput = saturated_turns(app.port, secret, actors, args, rng, processes=processes)
+        throughput_fresh = saturated_turns(
+            app.port, secret, actors, args, rng, keep_alive=False, processes=processes
+        )
     _say("Turns without prepared statements, then through PgBouncer (transaction mode) ...")
     from memory_console.bench.pooled import pooled_throughput
 
     pooled = pooled_throughput(
-        url, owner_url, secret, actors, args, rng, log.parent, saturated_turns
+        url, owner_url, secret, actors, args, rng, log.parent, saturated_turns, postgres
     )
     connection.close()
     _say("In process: core_read, floor_b" + (", peer_read, peer_put" if peer_on else "") + " ...")
