@@ -13,16 +13,36 @@ from memory_console.loadgen.client import KeptAlive, request
 class _Echo(BaseHTTPRequestHandler):
     """Answers each POST with the client's port. `close=1` in the path closes the connection
     after the answer, saying so; `drop=1` closes it without a word, as an idle timeout does;
-    `cut=1` closes it without answering."""
+    `cut=1` closes it without answering; `half=1` after half an answer; `chunked=1` sends
+    the answer in chunks, with a cookie."""
 
     protocol_version = "HTTP/1.1"
+    received: list[str] = []
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.received.append(self.path)
         if "cut=1" in self.path:  # no answer at all: the connection just ends
             self.close_connection = True
             return
         body = str(self.client_address[1]).encode()
+        if "half=1" in self.path:
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+            return
+        if "chunked=1" in self.path:
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Set-Cookie", "a=1")
+            self.send_header("Set-Cookie", "b=2")
+            self.end_headers()
+            for part in (body[:2], body[2:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            return
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         if "close=1" in self.path:
@@ -77,6 +97,28 @@ def test_a_connection_the_server_closed_is_opened_again(port, closing):
     kept.close()
     assert first.status == second.status == 200
     assert first.body != second.body  # the second went out on a new connection
+
+
+def test_a_kept_alive_client_reads_a_chunked_answer_and_keeps_the_connection(port):
+    kept = KeptAlive(port)
+    first = kept.request("POST", "/?chunked=1", body={})
+    second = kept.request("POST", "/", body={})
+    kept.close()
+    assert first.status == 200 and first.body == second.body  # whole, and one connection
+    assert first.set_cookies == ["a=1", "b=2"]
+    assert first.headers["transfer-encoding"] == "chunked"
+
+
+def test_an_answer_cut_off_midway_is_a_failure_and_is_not_sent_again(port):
+    _Echo.received.clear()
+    kept = KeptAlive(port)
+    kept.request("POST", "/", body={})  # the connection is now one that was reused
+
+    answer = kept.request("POST", "/?half=1", body={})
+
+    assert answer.status is None and "mid-answer" in answer.error
+    assert _Echo.received == ["/", "/?half=1"]  # once: a POST is not repeated blindly
+    assert kept.request("POST", "/", body={}).status == 200  # a new connection after it
 
 
 def test_a_fresh_request_cut_off_keeps_its_client_port(port):

@@ -9,6 +9,7 @@ the error, so a load test can count it and a benchmark can refuse it.
 
 import http.client
 import json
+import socket
 import time
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
@@ -116,34 +117,125 @@ def request(
         conn.close()
 
 
+class _Dropped(ConnectionError):
+    """The connection ended before the first byte of an answer."""
+
+
 class KeptAlive:
     """One client's HTTP/1.1 connection, kept open across its requests, as an agent's HTTP
     client keeps one (the server's gthread workers keep it too). A connection the server
     closed while it sat idle is opened again and the request sent once more; any other
-    failure is an answer with status None, as for `request`."""
+    failure is an answer with status None, as for `request`.
+
+    It speaks HTTP/1.1 over a plain socket rather than through http.client: the bench's
+    saturated turns run it on the cores the server under test uses, and http.client's
+    header parsing (the email package) cost more of them than the rest of the client."""
 
     def __init__(self, port: int, timeout: float = 60):
-        self.conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+        self.port = port
+        self.timeout = timeout
+        self.sock: socket.socket | None = None
+        self.pending = b""  # bytes read past the end of the last answer
 
     def request(self, method: str, path: str, *, body=None, headers=None) -> Response:
         headers = dict(headers or {})
         data = _encoded(body, headers)
         started = time.perf_counter()
-        reused = self.conn.sock is not None
+        reused = self.sock is not None
         try:
             try:
-                return _exchange(self.conn, method, path, data, headers, started)
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                return self._exchange(method, path, data, headers, started)
+            except (_Dropped, BrokenPipeError, ConnectionResetError):
                 if not reused:
                     raise
-                self.conn.close()  # closed by the server between two requests: reopen
-                return _exchange(self.conn, method, path, data, headers, started)
-        except (OSError, http.client.HTTPException) as error:
-            self.conn.close()
+                self.close()  # closed by the server between two requests: reopen
+                return self._exchange(method, path, data, headers, started)
+        except (OSError, ValueError) as error:
+            self.close()
             return _failed(method, path, started, error)
 
     def close(self) -> None:
-        self.conn.close()
+        if self.sock is not None:
+            self.sock.close()
+        self.sock = None
+        self.pending = b""
+
+    def _exchange(self, method, path, data, headers, started) -> Response:
+        if self.sock is None:
+            self.sock = socket.create_connection((HOST, self.port), timeout=self.timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        if data is not None:
+            lines.append(f"Content-Length: {len(data)}")
+        self.sock.sendall("\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (data or b""))
+        client_port = self.sock.getsockname()[1]
+        head = self._read_until(b"\r\n\r\n", first=True)
+        status_line, *fields = head.decode("latin-1").split("\r\n")
+        status = int(status_line.split(" ", 2)[1])
+        found: dict[str, str] = {}
+        cookies = []
+        for line in fields:
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            found[name] = value
+            if name == "set-cookie":
+                cookies.append(value)
+        if "chunked" in found.get("transfer-encoding", "").lower():
+            payload = self._read_chunked()
+        elif "content-length" in found:
+            payload = self._read_exactly(int(found["content-length"]))
+        else:  # delimited by the end of the connection
+            payload = self.pending + self._read_to_end()
+            self.pending = b""
+            found["connection"] = "close"
+        if found.get("connection", "").lower() == "close":
+            self.close()
+        return Response(
+            method,
+            path,
+            status,
+            payload,
+            found,
+            time.perf_counter() - started,
+            client_port=client_port,
+            set_cookies=cookies,
+        )
+
+    def _receive(self, *, first: bool = False) -> bytes:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            if first and not self.pending:  # before any byte of the answer
+                raise _Dropped("the server closed the connection")
+            raise ConnectionAbortedError("the server closed the connection mid-answer")
+        return chunk
+
+    def _read_until(self, marker: bytes, *, first: bool = False) -> bytes:
+        while marker not in self.pending:
+            self.pending += self._receive(first=first)
+        head, _, self.pending = self.pending.partition(marker)
+        return head
+
+    def _read_exactly(self, size: int) -> bytes:
+        while len(self.pending) < size:
+            self.pending += self._receive()
+        payload, self.pending = self.pending[:size], self.pending[size:]
+        return payload
+
+    def _read_chunked(self) -> bytes:
+        parts = []
+        while True:
+            size = int(self._read_until(b"\r\n").split(b";", 1)[0], 16)
+            if size == 0:
+                self._read_until(b"\r\n")  # the end (no trailers are sent to us)
+                return b"".join(parts)
+            parts.append(self._read_exactly(size + 2)[:-2])
+
+    def _read_to_end(self) -> bytes:
+        parts = []
+        while chunk := self.sock.recv(65536):
+            parts.append(chunk)
+        return b"".join(parts)
 
 
 def get(port: int, path: str, **kwargs) -> Response:
