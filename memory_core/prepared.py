@@ -16,7 +16,7 @@ replaces.
 from contextlib import contextmanager
 from functools import cache
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.postgresql.base import ServerBindingCursor
 
 
@@ -42,17 +42,21 @@ class _PreparedBinaryCursor(ServerBindingCursor):
         self._query = pgq
 
 
+def _open() -> tuple[_PreparedBinaryCursor, object]:
+    """A prepared binary cursor on the default connection, and Django's wrapper of it.
+    The connection is looked up once: each `django.db.connection.<name>` is a lookup in a
+    context-local store, and this runs for every statement of every API call."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    raw = _PreparedBinaryCursor(db.connection)
+    return raw, (db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw))
+
+
 @contextmanager
 def cursor():
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    raw = _PreparedBinaryCursor(connection.connection)
-    wrapped = (
-        connection.make_debug_cursor(raw)
-        if connection.queries_logged
-        else connection.make_cursor(raw)
-    )
+    raw, wrapped = _open()
     try:
         yield wrapped
     finally:
@@ -95,17 +99,26 @@ def _require_plain_fields(model) -> None:
 
 
 def fetch_all(sql: str, params) -> list[tuple]:
-    with cursor() as cur:
+    raw, cur = _open()
+    try:
         cur.execute(sql, params)
         return cur.fetchall()
+    finally:
+        raw.close()
 
 
 def fetch_one(sql: str, params) -> tuple | None:
-    with cursor() as cur:
+    raw, cur = _open()
+    try:
         cur.execute(sql, params)
         return cur.fetchone()
+    finally:
+        raw.close()
 
 
 def execute(sql: str, params) -> None:
-    with cursor() as cur:
+    raw, cur = _open()
+    try:
         cur.execute(sql, params)
+    finally:
+        raw.close()
