@@ -14,7 +14,7 @@ class _Echo(BaseHTTPRequestHandler):
     """Answers each POST with the client's port. `close=1` in the path closes the connection
     after the answer, saying so; `drop=1` closes it without a word, as an idle timeout does;
     `cut=1` closes it without answering; `half=1` after half an answer; `chunked=1` sends
-    the answer in chunks, with a cookie."""
+    the answer in chunks, with a cookie; `empty=1` answers 204."""
 
     protocol_version = "HTTP/1.1"
     received: list[str] = []
@@ -32,6 +32,10 @@ class _Echo(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             self.close_connection = True
+            return
+        if "empty=1" in self.path:  # 204: no body and no length
+            self.send_response(204)
+            self.end_headers()
             return
         if "chunked=1" in self.path:
             self.send_response(200)
@@ -107,6 +111,15 @@ def test_a_kept_alive_client_reads_a_chunked_answer_and_keeps_the_connection(por
     assert first.status == 200 and first.body == second.body  # whole, and one connection
     assert first.set_cookies == ["a=1", "b=2"]
     assert first.headers["transfer-encoding"] == "chunked"
+
+
+def test_a_kept_alive_client_reads_no_body_after_a_204(port):
+    kept = KeptAlive(port, timeout=5)
+    empty = kept.request("POST", "/?empty=1", body={})
+    after = kept.request("POST", "/", body={})
+    kept.close()
+    assert (empty.status, empty.body) == (204, b"")
+    assert after.status == 200 and empty.elapsed < 5  # read at once, not at the timeout
 
 
 def test_an_answer_cut_off_midway_is_a_failure_and_is_not_sent_again(port):

@@ -181,7 +181,9 @@ class KeptAlive:
             found[name] = value
             if name == "set-cookie":
                 cookies.append(value)
-        if "chunked" in found.get("transfer-encoding", "").lower():
+        if method == "HEAD" or status in (204, 304) or status < 200:
+            payload = b""  # no body, whatever the headers say
+        elif "chunked" in found.get("transfer-encoding", "").lower():
             payload = self._read_chunked()
         elif "content-length" in found:
             payload = self._read_exactly(int(found["content-length"]))
