@@ -127,3 +127,34 @@ def test_the_tables_line_names_each_part_and_the_machine():
         "  CPU per turn (ms): app 3.90, PostgreSQL 3.80, load generator 0.40; total 8.10"
         " (at most 247 turns/s with every core on turns); machine 90 % busy, 6 % stolen"
     )
+
+
+def test_a_process_that_ends_during_the_load_takes_nothing_from_the_others(tmp_path):
+    go = tmp_path / "go"
+    # One process spins before the load and ends during it; the other waits for the load
+    # to start, then spins 0.3 s and stays.
+    ended = subprocess.Popen(
+        [sys.executable, "-c", SPIN.format(seconds=0.5) + "import time; time.sleep(1)\n"]
+    )
+    waiting = (
+        f"import pathlib, time\nwhile not pathlib.Path({str(go)!r}).exists(): time.sleep(0.01)\n"
+        + SPIN.format(seconds=0.3)
+        + "time.sleep(60)\n"
+    )
+    stays = subprocess.Popen([sys.executable, "-c", waiting])
+    try:
+        deadline = time.monotonic() + 20
+        while cpu.process_seconds(ended.pid) < 0.45 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        meter = cpu.CpuSplit({"app": {ended.pid, stays.pid}})
+        go.touch()
+        ended.wait(timeout=20)
+        while cpu.process_seconds(stays.pid) < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        split = meter.per_turn(1)
+    finally:
+        for child in (ended, stays):
+            child.kill()
+            child.wait()
+    # The spinner's 0.3 s, not less the half second the ended one had spent before.
+    assert 250 <= split["app_ms"] < 1000

@@ -84,25 +84,24 @@ class Snapshot:
 class CpuSplit:
     """Snapshot before and after a load; `per_turn(turns)` divides what each group of
     processes spent. Groups: name -> its processes (tree(root) for a server and its
-    workers), or None where they cannot be seen. A process that starts during the load
-    is not counted (gunicorn replacing a worker): the report can say less CPU than was
+    workers), or None where they cannot be seen. Only processes there at both snapshots
+    count (not a worker gunicorn replaced mid-run): the report can say less CPU than was
     spent, never more."""
 
     def __init__(self, groups: dict[str, set[int] | None]):
         self.groups = groups
-        self.before = self._snap()
-
-    def _snap(self) -> Snapshot:
-        seconds = {
-            name: sum(process_seconds(pid) for pid in pids)
-            for name, pids in self.groups.items()
-            if pids is not None
-        }
-        return Snapshot(seconds, machine_ticks())
+        self.start = {pid: process_seconds(pid) for pids in groups.values() if pids for pid in pids}
+        self.machine = machine_ticks()
 
     def per_turn(self, turns: int) -> dict:
-        after = self._snap()
-        return split(self.before, after, turns, os.cpu_count() or 1, list(self.groups))
+        spent = {}
+        for name, pids in self.groups.items():
+            if pids is not None:
+                now = {pid: process_seconds(pid) for pid in pids}  # 0 once a process is gone
+                spent[name] = sum(max(0.0, now[pid] - self.start[pid]) for pid in pids if now[pid])
+        before = Snapshot({name: 0.0 for name in spent}, self.machine)
+        after = Snapshot(spent, machine_ticks())
+        return split(before, after, turns, os.cpu_count() or 1, list(self.groups))
 
 
 def split(before: Snapshot, after: Snapshot, turns: int, cores: int, names: list[str]) -> dict:
