@@ -1,6 +1,7 @@
 """The load generator's HTTP client (memory_console/loadgen/client.py): a fresh connection
 per request, or one kept alive across a client's requests (the bench's throughput)."""
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -132,6 +133,25 @@ def test_an_answer_cut_off_midway_is_a_failure_and_is_not_sent_again(port):
     assert answer.status is None and "mid-answer" in answer.error
     assert _Echo.received == ["/", "/?half=1"]  # once: a POST is not repeated blindly
     assert kept.request("POST", "/", body={}).status == 200  # a new connection after it
+
+
+def test_an_answer_that_is_not_http_is_a_failure_not_an_exception():
+    with socket.socket() as server:
+        server.bind((client.HOST, 0))
+        server.listen()
+
+        def answer_garbage():
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"garbage\r\n\r\n")
+
+        thread = threading.Thread(target=answer_garbage, daemon=True)
+        thread.start()
+        answer = KeptAlive(server.getsockname()[1], timeout=5).request("POST", "/", body={})
+        thread.join(timeout=5)
+
+    assert answer.status is None and answer.error
 
 
 def test_a_fresh_request_cut_off_keeps_its_client_port(port):

@@ -150,7 +150,7 @@ class KeptAlive:
                     raise
                 self.close()  # closed by the server between two requests: reopen
                 return self._exchange(method, path, data, headers, started)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, IndexError) as error:  # IndexError: no status line
             self.close()
             return _failed(method, path, started, error)
 
