@@ -16,10 +16,12 @@ SPIN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_t
 
 
 def test_split_divides_each_groups_cpu_by_the_turns_and_sums_them():
-    before = cpu.Snapshot({"app": 10.0, "postgres": 5.0}, {"total": 1000, "idle": 300, "steal": 0})
-    after = cpu.Snapshot({"app": 10.4, "postgres": 5.3}, {"total": 1200, "idle": 320, "steal": 20})
+    before = {"total": 1000, "idle": 300, "steal": 0}
+    after = {"total": 1200, "idle": 320, "steal": 20}
 
-    split = cpu.split(before, after, 100, 2, ["app", "postgres", "loadgen"])
+    split = cpu.split(
+        {"app": 0.4, "postgres": 0.3}, before, after, 100, 2, ["app", "postgres", "loadgen"]
+    )
 
     assert split == {
         "app_ms": 4.0,
@@ -33,10 +35,7 @@ def test_split_divides_each_groups_cpu_by_the_turns_and_sums_them():
 
 
 def test_split_without_turns_or_machine_times_says_unknown_rather_than_dividing_by_zero():
-    before = cpu.Snapshot({"app": 1.0}, None)
-    after = cpu.Snapshot({"app": 2.0}, None)
-
-    split = cpu.split(before, after, 0, 2, ["app"])
+    split = cpu.split({"app": 1.0}, None, None, 0, 2, ["app"])
 
     assert split["app_ms"] is None and split["total_ms"] == 0
     assert split["cpu_bound_rps"] is None

@@ -10,7 +10,6 @@ or for a PostgreSQL on another machine, the parts that cannot be read are None.
 """
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -21,6 +20,9 @@ def _ticks() -> int:
         return os.sysconf("SC_CLK_TCK")
     except (AttributeError, ValueError, OSError):
         return 100
+
+
+TICKS = _ticks()  # /proc counts CPU time in clock ticks
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -38,7 +40,7 @@ def process_seconds(pid: int) -> float:
     if fields is None:
         return 0.0
     # After the command: state, ppid, ..., utime is field 14 of the whole line, stime 15.
-    return (int(fields[11]) + int(fields[12])) / _ticks()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def parent_of(pid: int) -> int | None:
@@ -75,12 +77,6 @@ def machine_ticks() -> dict[str, int] | None:
     return {"total": total, "idle": values[3] + values[4], "steal": values[7]}
 
 
-@dataclass
-class Snapshot:
-    seconds: dict[str, float]
-    machine: dict[str, int] | None
-
-
 class CpuSplit:
     """Snapshot before and after a load; `per_turn(turns)` divides what each group of
     processes spent. Groups: name -> its processes (tree(root) for a server and its
@@ -99,35 +95,37 @@ class CpuSplit:
             if pids is not None:
                 now = {pid: process_seconds(pid) for pid in pids}  # 0 once a process is gone
                 spent[name] = sum(max(0.0, now[pid] - self.start[pid]) for pid in pids if now[pid])
-        before = Snapshot({name: 0.0 for name in spent}, self.machine)
-        after = Snapshot(spent, machine_ticks())
-        return split(before, after, turns, os.cpu_count() or 1, list(self.groups))
+        return split(
+            spent, self.machine, machine_ticks(), turns, os.cpu_count() or 1, list(self.groups)
+        )
 
 
-def split(before: Snapshot, after: Snapshot, turns: int, cores: int, names: list[str]) -> dict:
-    """Milliseconds of CPU per turn for each group (None where unknown), their total, the
-    machine's busy and stolen shares over the window, and the rate the turns' own CPU would
-    allow with every core busy on them (`cpu_bound_rps`)."""
+def split(
+    spent: dict[str, float], machine_before, machine_after, turns: int, cores: int, names
+) -> dict:
+    """Milliseconds of CPU per turn for each group from the seconds it `spent` (None where
+    unknown), their total, the machine's busy and stolen shares between its two
+    machine_ticks(), and the rate the turns' own CPU would allow with every core busy on
+    them (`cpu_bound_rps`)."""
     result: dict = {}
     total = 0.0
     for name in names:
-        if name in after.seconds and name in before.seconds and turns > 0:
-            spent = max(0.0, after.seconds[name] - before.seconds[name]) * 1000 / turns
-            result[f"{name}_ms"] = round(spent, 2)
-            total += spent
+        if name in spent and turns > 0:
+            per_turn = spent[name] * 1000 / turns
+            result[f"{name}_ms"] = round(per_turn, 2)
+            total += per_turn
         else:
             result[f"{name}_ms"] = None
     result["total_ms"] = round(total, 2)
     result["cpu_bound_rps"] = round(cores * 1000 / total, 1) if total > 0 else None
-    if before.machine and after.machine:
-        elapsed = after.machine["total"] - before.machine["total"]
-        idle = after.machine["idle"] - before.machine["idle"]
-        steal = after.machine["steal"] - before.machine["steal"]
+    result["busy_pct"] = result["steal_pct"] = None
+    if machine_before and machine_after:
+        elapsed = machine_after["total"] - machine_before["total"]
+        idle = machine_after["idle"] - machine_before["idle"]
+        steal = machine_after["steal"] - machine_before["steal"]
         if elapsed > 0:
             result["busy_pct"] = round(100 * (elapsed - idle - steal) / elapsed, 1)
             result["steal_pct"] = round(100 * steal / elapsed, 1)
-    result.setdefault("busy_pct", None)
-    result.setdefault("steal_pct", None)
     return result
 
 
