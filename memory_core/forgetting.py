@@ -79,7 +79,8 @@ def forget_lineage(change: Change, memory: Memory) -> Forgotten:
     Memory.objects.filter(promoted_from__in=versions).exclude(lineage=memory.lineage).update(
         promoted_from=None
     )
-    DigestLine.objects.filter(memory__in=versions).update(memory=None)
+    # By memory_uid (indexed): the lines' memory column has no index of its own.
+    DigestLine.objects.filter(memory_uid__in=uids, memory__isnull=False).update(memory=None)
     with pgtrigger.ignore(DELETE_TRIGGER):
         # Newest first, so no row is deleted while a later version still supersedes it.
         for version in sorted(versions, key=lambda m: m.id, reverse=True):

@@ -140,3 +140,54 @@ def test_the_forget_confirmation_and_the_api_docs_say_what_a_forget_leaves(clien
     schema = client.get("/api/v1/openapi.json").json()
     forget = schema["paths"]["/api/v1/memories/{memory_id}"]["delete"]
     assert "prune_history" in forget["description"] and "erases the person" in forget["description"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forget_waits_for_a_turn_in_flight_then_scrubs_the_digest_it_stored(org, operator):
+    """A turn's write locks every memory it shows until it commits (turns.STORE_TURN's
+    `held`); a forget of one of them waits for that commit and then finds and scrubs the
+    stored line, leaving no line that names a deleted memory."""
+    import threading
+
+    from django.db import connections, transaction
+
+    units = writes.publish(org.acme, "units", "miles", principal=operator)
+    stored, release, forgotten = threading.Event(), threading.Event(), threading.Event()
+    failures = []
+
+    def turn_held_open():
+        try:
+            with transaction.atomic():
+                turns.resolve_turn(org.u1, "run-in-flight", principal=org.acme_agent)
+                stored.set()
+                release.wait(30)
+        except Exception as exc:  # reported below
+            failures.append(exc)
+            stored.set()
+        finally:
+            connections.close_all()
+
+    def forget():
+        try:
+            forgetting.forget(Memory.objects.get(pk=units.pk), principal=operator)
+            forgotten.set()
+        except Exception as exc:
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    turn_thread = threading.Thread(target=turn_held_open)
+    turn_thread.start()
+    assert stored.wait(30)
+    forget_thread = threading.Thread(target=forget)
+    forget_thread.start()
+    assert not forgotten.wait(1.0), "forget went ahead while the turn showing it was open"
+    release.set()
+    turn_thread.join(30)
+    forget_thread.join(30)
+    assert failures == []
+    assert forgotten.is_set()
+    line = DigestLine.objects.get(digest__run_id="run-in-flight", memory_uid=units.uid)
+    assert line.memory_id is None and line.text == "[forgotten]"
+    assert "miles" not in Digest.objects.get(run_id="run-in-flight").block
+    assert not Memory.objects.filter(lineage=units.lineage).exists()
