@@ -408,8 +408,9 @@ def shadowed(window: Window) -> list[Finding]:
 
 NEVER_SHOWN_SQL = """
 SELECT m.scope_id, count(*) AS live,
+       -- By the line's memory_uid (digestline_memory_uid_idx): its memory_id has no index.
        count(*) FILTER (WHERE NOT EXISTS (
-           SELECT 1 FROM memory_core_digestline dl WHERE dl.memory_id = m.id
+           SELECT 1 FROM memory_core_digestline dl WHERE dl.memory_uid = m.uid
        )) AS never_shown
 FROM memory_core_memory m
 WHERE m.retired_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
