@@ -141,3 +141,17 @@ def test_totals_stop_at_the_cap_and_say_more_than(client, users, carried, monkey
     assert f"more than {RUNS - 5} rows, {PAGE_ROWS} on this page" in _section(text, "access")
     # The pager is unchanged: the older page holds the rest of the runs.
     assert len(_runs(client.get(_older(text, "runs")).text)) == RUNS - PAGE_ROWS
+
+
+def test_the_runs_table_reads_no_digests_block_or_entries(client, users, carried):
+    """The table shows each run's time, actor and id: the 11 KB a digest stores of its
+    prompt (block, entries) is neither read nor parsed, fifty runs a page."""
+    login(client, users.su)
+    with CaptureQueriesContext(connection) as queries:
+        text = client.get(f"/memories/{carried.uid}/").text
+    assert len(_runs(text)) == PAGE_ROWS
+    lines = [q["sql"] for q in queries if 'FROM "memory_core_digestline"' in q["sql"]]
+    assert lines
+    for sql in lines:
+        assert '"memory_core_digest"."block"' not in sql
+        assert '"memory_core_digest"."entries"' not in sql

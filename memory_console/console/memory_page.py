@@ -64,7 +64,13 @@ def _paged(request, memory: Memory, rows, prefix: str) -> dict:
 def _runs(request, memory: Memory, uids: list[str]) -> dict:
     # A digest's lines are written with ascending ids after it: newest line id first is
     # newest run first.
-    lines = DigestLine.objects.filter(memory_uid__in=uids).select_related("digest__actor")
+    # The table shows a run's time, actor and id: the digest's block and entries (11 KB a
+    # run, compressed) are neither read nor parsed.
+    lines = (
+        DigestLine.objects.filter(memory_uid__in=uids)
+        .select_related("digest__actor")
+        .defer("digest__block", "digest__entries")
+    )
     readable = readable_scope_roles(request.user)
     if readable is not None:
         # Only runs of actors the user may read; their run pages would 404 anyway.
