@@ -1,9 +1,10 @@
 """forget: every version gone, every prompt-line copy scrubbed, ledger with ids only."""
 
 import json
+import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, connections, transaction
 
 from memory_core import embedders, forgetting, turns, writes
 from memory_core.actors import chain_of
@@ -147,10 +148,6 @@ def test_a_forget_waits_for_a_turn_in_flight_then_scrubs_the_digest_it_stored(or
     """A turn's write locks every memory it shows until it commits (turns.STORE_TURN's
     `held`); a forget of one of them waits for that commit and then finds and scrubs the
     stored line, leaving no line that names a deleted memory."""
-    import threading
-
-    from django.db import connections, transaction
-
     units = writes.publish(org.acme, "units", "miles", principal=operator)
     stored, release, forgotten = threading.Event(), threading.Event(), threading.Event()
     failures = []
