@@ -98,6 +98,11 @@ def _require_plain_fields(model) -> None:
         )
 
 
+# fetch_all, fetch_one and execute open and close the cursor themselves rather than through
+# `cursor()`: they run for every statement of every API call, and the context manager's
+# generator costs more than the three lines it would save.
+
+
 def fetch_all(sql: str, params) -> list[tuple]:
     raw, cur = _open()
     try:

@@ -24,19 +24,23 @@ def pooled_throughput(
     if binary() is None:
         return None
     settings = {"DATABASE_POOLER": "pgbouncer"}
-    figures = {}
-    log = log_dir / "server-unprepared.log"
-    with AppServer(
-        url, owner_url, log_path=log, workers=args.workers, access_log=False, env=settings
-    ) as app:
-        figures["unprepared"] = measure(
+
+    def turns_served_by(app, pooler=None):
+        return measure(
             app.port,
             secret,
             actors,
             args,
             rng,
-            processes=lambda: cpu.groups(app.proc.pid, postgres),
+            processes=lambda: cpu.groups(app.proc.pid, postgres, pooler),
         )
+
+    figures = {}
+    log = log_dir / "server-unprepared.log"
+    with AppServer(
+        url, owner_url, log_path=log, workers=args.workers, access_log=False, env=settings
+    ) as app:
+        figures["unprepared"] = turns_served_by(app)
     with PgBouncer(url, [user_of(url)]) as bouncer:
         log = log_dir / "server-pgbouncer.log"
         with AppServer(
@@ -47,12 +51,5 @@ def pooled_throughput(
             access_log=False,
             env=settings,
         ) as app:
-            figures["pgbouncer"] = measure(
-                app.port,
-                secret,
-                actors,
-                args,
-                rng,
-                processes=lambda: cpu.groups(app.proc.pid, postgres, bouncer.proc.pid),
-            )
+            figures["pgbouncer"] = turns_served_by(app, bouncer.proc.pid)
     return figures
