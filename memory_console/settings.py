@@ -346,6 +346,10 @@ LEDGER_CHECKPOINT_DIR = env_str("LEDGER_CHECKPOINT_DIR", str(BASE_DIR / "var" / 
 # Where `backup` writes its dumps without --out.
 BACKUP_DIR = env_str("BACKUP_DIR", str(BASE_DIR / "var" / "backups"))
 
+# gunicorn's access and error logs under `serve` (named here, as WSGI_APPLICATION is, so the
+# core's command names no delivery module): JSON lines, and never a query string's values.
+GUNICORN_LOGGER = "memory_console.gunicorn_log.JsonLogger"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -16,6 +16,7 @@ import gc
 import os
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
@@ -102,13 +103,12 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int = DEFAULT_
         "proc_name": "memory-console",
         # Load the app before forking: a broken app fails here, once, not in every worker.
         "preload_app": True,
+        # One JSON object per request (path, the query's parameter names but never their
+        # values, the id the access-log row carries) and per error-log message, written by
+        # the logger settings.GUNICORN_LOGGER names, not by a format string: a format string
+        # pastes the request's text into the line unescaped and whole, query values included.
+        "logger_class": settings.GUNICORN_LOGGER,
         "accesslog": "-",
-        # One JSON object per request, with the id the access-log row carries
-        # (memory_console/request_ids.py echoes it in X-Request-ID).
-        "access_log_format": (
-            '{"time": "%(t)s", "remote": "%(h)s", "request": "%(r)s", "status": %(s)s, '
-            '"bytes": "%(B)s", "micros": %(D)s, "request_id": "%({x-request-id}o)s"}'
-        ),
         "errorlog": "-",
         "loglevel": "info",
         # A dead worker's live gauges leave the metrics (memory_console/metrics.py).
@@ -129,8 +129,6 @@ def prepare_metrics_dir(port: int) -> None:
     (settings.METRICS_DIR/<port>: two servers on one machine keep apart), emptied of an
     earlier run's metric files, before anything imports the client library: it picks its
     storage at import."""
-    from django.conf import settings
-
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         path = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     else:
