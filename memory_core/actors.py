@@ -9,9 +9,9 @@ from functools import cache
 from django.db import transaction
 
 from memory_core import audit, ledger, prepared
-from memory_core.chain import resolve_chain
+from memory_core.chain import memberships_after_put, resolve_chain
 from memory_core.changes import audited
-from memory_core.errors import Forbidden, Invalid, NotFound
+from memory_core.errors import Forbidden, Gone, Invalid, NotFound
 from memory_core.inputs import require, text_problem
 from memory_core.locks import advisory_xact_lock
 from memory_core.models import Actor, Membership, Scope
@@ -212,9 +212,10 @@ def require_bound_to(api_key, ref: str, named: str) -> None:
 def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Actor:
     """The actor `ref` as seen by an API key: unknown and out-of-reach are the same 404.
 
-    With register=True an actor seen for the first time is created with the chain
-    [actor:<ref>, <reach unless global>, global] (API.md, "Actors"). A key bound to one
-    actor reaches that actor alone (and registers nobody: its actor exists).
+    With register=True (every write: a turn, remember, a message) an actor seen for the
+    first time is created with the chain [actor:<ref>, <reach unless global>, global]
+    (API.md, "Actors"), and an erased actor is a 410. A key bound to one actor reaches that
+    actor alone (and registers nobody: its actor exists).
     """
     named = ref
     # A malformed ref is not copied into the log (it may not even fit its column).
@@ -229,10 +230,21 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     if actor is None:
         raise NotFound(f"actor {named!r} not found")
     # Also for an actor another key registered a moment ago: it may lie outside this reach.
-    if key_reaches(actor, api_key.reach):
-        return actor
-    with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
-        raise NotFound(f"actor {named!r} not found", reason="reach")
+    if not key_reaches(actor, api_key.reach):
+        with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+            raise NotFound(f"actor {named!r} not found", reason="reach")
+    if register:
+        with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+            require_not_erased(actor, named)
+    return actor
+
+
+def require_not_erased(actor: Actor, named: str) -> None:
+    """A write naming an erased actor is refused until a superuser reopens the ref. (A write
+    already past this check when the erasure began is refused by the database: migration
+    0022's triggers.)"""
+    if actor.erased_at is not None:
+        raise Gone(f"actor {named!r} was erased")
 
 
 def _register(ref: str, reach: Scope, principal) -> Actor:
@@ -266,9 +278,13 @@ def read_actor(ref: str, api_key, principal) -> Actor:
 def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, principal) -> Actor:
     """Create or update an actor's memberships (PUT /actors/{ref}).
 
-    Unknown scopes are created, each as a child of the next one in the list, the last as a
-    child of the key's reach. Every scope must lie inside the reach (else 403); the reach
-    is added if missing.
+    A key changes only what lies inside its reach (chain.memberships_after_put): the listed
+    scopes replace the actor's memberships inside the reach, the others keep their places,
+    an actor named in tenant T keeps `tenant:T`, and the reach is added if missing. Unknown
+    scopes are created, each as a child of the next one in the list, the last as a child of
+    the reach; a listed scope outside the reach is a 403. A key bound to one actor changes no
+    memberships (403): it is what a host hands one agent session, and a session must not
+    widen what its person reads.
     """
     named = ref
     reach = api_key.reach
@@ -286,24 +302,49 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
             raise NotFound(f"actor {named!r} not found")
         if reach.token.startswith("actor:") and reach.token != actor_scope(ref):
             raise NotFound(f"actor {named!r} not found")
-        resolved = _resolve_membership_scopes(tokens, reach, principal)
-        if reach.token != GLOBAL and reach not in resolved:
-            resolved.append(reach)
-        if not resolved and ref_tenant(ref) is not None:
-            resolved = _registration_memberships(ref, reach, principal)
+        if existing is not None:
+            require_not_erased(existing, named)
+        current = list(chain_of(existing)[1:-1]) if existing is not None else []
+        merged = _memberships_after_put(current, tokens, reach, ref)
+        if bound_ref(api_key) is not None and merged != current:
+            raise Forbidden(
+                "this key is bound to one actor: it may set display_name but change no memberships"
+            )
+        resolved = _resolve_membership_scopes(merged, tokens, reach, principal)
         if existing is None:
             actor = _create_actor(ref, display_name or "", resolved)
             kind = "actor.registered"
         else:
             actor = existing
-            if display_name is not None:
+            if display_name is not None and display_name != actor.display_name:
                 actor.display_name = display_name
                 actor.save(update_fields=["display_name"])
-            _set_memberships(actor, resolved)
+            if merged != current:
+                _set_memberships(actor, resolved)
             kind = "actor.updated"
         change.event(kind, actor.scope, {"scopes": list(chain_of(actor))}, ref)
         change.log(200, scope=actor.scope.token)
     return actor
+
+
+def _memberships_after_put(current: list[str], tokens: list[str], reach: Scope, ref: str):
+    """The memberships a PUT by a key with this reach leaves (chain.memberships_after_put).
+
+    A listed scope that exists outside the reach is a 403 here, before anything is created."""
+    known = {s.token: s for s in Scope.objects.filter(token__in=[*tokens, *current])}
+    for token in tokens:
+        if token in known and not is_within(known[token], reach):
+            raise Forbidden(f"scope {token!r} lies outside this key's reach ({reach.token})")
+    requested = list(tokens)
+    # The reach is added if missing; a reach that is an actor's own scope is no membership.
+    if reach.token != GLOBAL and not reach.token.startswith("actor:"):
+        if reach.token not in requested:
+            requested.append(reach.token)
+    inside = {token for token in current if is_within(known[token], reach)}
+    tenant = ref_tenant(ref)
+    return memberships_after_put(
+        current, requested, inside, keep=f"tenant:{tenant}" if tenant else None
+    )
 
 
 def _clean_membership_tokens(scopes: list[str], tenant: str | None) -> list[str]:
@@ -326,18 +367,21 @@ def _clean_membership_tokens(scopes: list[str], tenant: str | None) -> list[str]
     return tokens
 
 
-def _resolve_membership_scopes(tokens: list[str], reach: Scope, principal) -> list[Scope]:
-    existing = {s.token: s for s in Scope.objects.filter(token__in=tokens)}
-    for token, scope in existing.items():
-        if not is_within(scope, reach):
-            raise Forbidden(f"scope {token!r} lies outside this key's reach ({reach.token})")
-    # Create unknown scopes widest first: each is a child of the next one in the list.
-    resolved: dict[str, Scope] = {}
+def _resolve_membership_scopes(
+    merged: list[str], tokens: list[str], reach: Scope, principal
+) -> list[Scope]:
+    """The merged memberships as scopes. Unknown listed scopes are created widest first,
+    each a child of the next one in the list (the last a child of the reach); the actor's
+    own tenant, when kept but missing, under `global`."""
+    existing = {s.token: s for s in Scope.objects.filter(token__in=merged)}
     parent = reach
     for token in reversed(tokens):
         scope = existing.get(token)
         if scope is None:
             scope, _ = ensure_scope(token, parent, principal=principal)
-        resolved[token] = scope
+            existing[token] = scope
         parent = scope
-    return [resolved[t] for t in tokens]
+    for token in merged:
+        if token not in existing:
+            existing[token], _ = ensure_scope(token, global_scope(), principal=principal)
+    return [existing[token] for token in merged]

@@ -31,9 +31,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from django.db import transaction
+import psycopg
+from django.db import DatabaseError, transaction
 
 from memory_core import audit, ledger
+from memory_core.errors import Gone
+from memory_core.models.guards import ERASED_SQLSTATE
 
 _AS_GIVEN = object()  # log(): keep the actor_ref / scope given to audited()
 
@@ -129,6 +132,20 @@ def audited(principal, action: str, *, actor_ref: str | None = None, scope: str 
     """Refusal logged, one transaction, the body, its ledger events, its access-log row."""
     change = Change(principal, action, actor_ref, scope)
     with audit.refusals_logged(principal, action, actor_ref=actor_ref, scope=scope):
-        with transaction.atomic():
+        with erased_as_gone(actor_ref), transaction.atomic():
             yield change
             change._seal()
+
+
+@contextmanager
+def erased_as_gone(actor_ref: str | None):
+    """The database's refusal of a row naming an erased actor (models/guards.py), which
+    only a write already past the services' check meets, answered as the services would."""
+    try:
+        yield
+    except (DatabaseError, psycopg.Error) as error:
+        # Django wraps psycopg's error; a prepared statement (prepared.py) raises it bare.
+        state = getattr(error, "sqlstate", None) or getattr(error.__cause__, "sqlstate", None)
+        if state == ERASED_SQLSTATE:
+            raise Gone(f"actor {actor_ref!r} was erased") from error
+        raise

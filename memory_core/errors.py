@@ -31,3 +31,11 @@ class NotFound(DomainError):
 
     status = 404
     reason = "not_found"
+
+
+class Gone(DomainError):
+    """The actor a write names was erased: nothing is written until a superuser reopens the
+    ref (410). Reads of what is left (nothing) still answer as before."""
+
+    status = 410
+    reason = "gone"

@@ -23,15 +23,19 @@ THREAD_NONE = "none"  # the turn named no thread
 THREAD_STORED = "stored"  # its messages are stored: the conversation page shows them
 THREAD_NOT_RECORDED = "not_recorded"  # no message of it was ever recorded
 THREAD_PRUNED = "pruned"  # no longer stored: a prune since the turn removed it
+THREAD_ERASED = "erased"  # its person was erased, and their conversations with them
 
 
-def thread_state(thread_ref, *, stored: bool, turn_at, last_prune_at) -> str:
+def thread_state(thread_ref, *, stored: bool, turn_at, last_prune_at, erased_at=None) -> str:
     """Where a turn's thread stands, from whether its row exists, when the turn was stored,
-    and when a prune last removed threads (None: never)."""
+    when a prune last removed threads (None: never) and when its actor was erased (None:
+    never)."""
     if not thread_ref:
         return THREAD_NONE
     if stored:
         return THREAD_STORED
+    if erased_at is not None:
+        return THREAD_ERASED
     if last_prune_at is not None and last_prune_at >= turn_at:
         return THREAD_PRUNED
     return THREAD_NOT_RECORDED
@@ -65,6 +69,7 @@ def thread_states(digests) -> dict[int, str]:
             stored=(d.actor_id, d.thread_ref) in stored,
             turn_at=d.created_at,
             last_prune_at=last_prune,
+            erased_at=d.actor.erased_at,
         )
         for d in digests
     }

@@ -5,11 +5,13 @@ resolve_turn stores one digest per (actor, run_id): a repeat returns that digest
 whatever changed since, so a resumed run rebuilds the identical prompt.
 """
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 
 import orjson
 from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -23,6 +25,7 @@ from memory_core.applied import (
     shown_ids,
 )
 from memory_core.block import render
+from memory_core.changes import erased_as_gone
 from memory_core.errors import Invalid
 from memory_core.ids import digest_id
 from memory_core.inputs import host_id_problem, require
@@ -245,7 +248,12 @@ def resolve_turn(
         for attempt in range(5):
             try:
                 turn = compose(actor, run_id, query, max_memories)
-                if _store(actor, turn, thread_id, query, principal):
+                # (A savepoint only inside a caller's transaction, where a refused insert
+                # would otherwise abort it; on its own the store is one statement.)
+                inside = transaction.atomic() if connection.in_atomic_block else nullcontext()
+                with erased_as_gone(actor.ref), inside:
+                    stored = _store(actor, turn, thread_id, query, principal)
+                if stored:
                     return turn
                 break
             except MemoryVanished:

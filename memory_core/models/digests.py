@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models import F, Func, Q, Value
 
 from memory_core.ids import digest_id
+from memory_core.models.guards import erased_actor_guard
 from memory_core.scopes import SCOPE_MAX_CHARS
 
 
@@ -43,6 +44,12 @@ class Digest(models.Model):
                 fields=["-created_at"],
                 condition=Q(pinned_omitted__gt=0),
                 name="digest_pinned_omitted_idx",
+            ),
+        ]
+        triggers = [
+            # No turn is stored for an erased person (models/guards.py says how it races).
+            erased_actor_guard(
+                "digest_not_of_erased_actor", "FROM memory_core_actor a WHERE a.id = NEW.actor_id"
             ),
         ]
 

@@ -40,3 +40,32 @@ def no_truncate(name: str, what: str) -> pgtrigger.Trigger:
         operation=pgtrigger.Truncate,
         func=f"RAISE EXCEPTION '{what} (TRUNCATE refused)' USING ERRCODE = '{REFUSED_SQLSTATE}';",
     )
+
+
+# A write naming an erased actor (errors.Gone, 410). Raised by the database only for a write
+# that was already past the services' check when the erasure began; see erased_actor_guard.
+ERASED_SQLSTATE = "MC410"
+
+
+def erased_actor_guard(name: str, actor_lookup: str) -> pgtrigger.Trigger:
+    """Refuse an insert that names an erased actor.
+
+    `actor_lookup` selects the actor row the new row names (`... FROM memory_core_actor a
+    WHERE ...`). It is read FOR KEY SHARE: an erasure marks the actor under FOR UPDATE, so
+    an insert either commits before the mark (and the erasure, which runs after it, removes
+    it) or waits for the mark and sees it. No row about the person lands behind the erasure.
+    """
+    return pgtrigger.Trigger(
+        name=name,
+        when=pgtrigger.Before,
+        operation=pgtrigger.Insert,
+        declare=[("_erased", "timestamptz")],
+        func=f"""
+            SELECT a.erased_at INTO _erased {actor_lookup} FOR KEY SHARE OF a;
+            IF _erased IS NOT NULL THEN
+                RAISE EXCEPTION 'the actor this row names was erased'
+                    USING ERRCODE = '{ERASED_SQLSTATE}';
+            END IF;
+            RETURN NEW;
+        """,
+    )

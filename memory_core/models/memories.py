@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 
 from memory_core.ids import memory_id
-from memory_core.models.guards import Protect, ReadOnly, no_truncate
+from memory_core.models.guards import Protect, ReadOnly, erased_actor_guard, no_truncate
 
 KEY_REGEX = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 # The text search configuration behind the stored tsvector and every fts query.
@@ -162,6 +162,14 @@ class Memory(models.Model):
             GinIndex(OpClass("text", name="gin_trgm_ops"), name="memory_text_trgm"),
         ]
         triggers = [
+            # No memory of or by an erased person: an agent's names its actor; a person's
+            # write at an actor's own scope names that actor through the scope.
+            erased_actor_guard(
+                "memory_not_of_erased_actor",
+                # (One index probe either way: an OR here would scan in a generic plan.)
+                "FROM memory_core_actor a WHERE a.id = COALESCE(NEW.origin_actor_id,"
+                " (SELECT s.id FROM memory_core_actor s WHERE s.scope_id = NEW.scope_id))",
+            ),
             # The fact, its place and its provenance never change after insert: a correction
             # is a new row. Raw SQL is refused as well as the ORM.
             ReadOnly(

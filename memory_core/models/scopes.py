@@ -105,6 +105,10 @@ class Actor(models.Model):
     display_name = models.CharField(max_length=200, blank=True, default="")
     scope = models.OneToOneField(Scope, on_delete=models.PROTECT, related_name="actor")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by an erasure before anything is removed, cleared only by a superuser reopening the
+    # ref: while set, every write naming the actor is refused (410), by the services and,
+    # for a write that was already past their check, by the database (migration 0022).
+    erased_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["ref"]

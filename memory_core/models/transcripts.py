@@ -6,6 +6,7 @@ Pruning them never touches memories: a memory's origin is a pointer allowed to d
 from django.db import models
 
 from memory_core.ids import message_id
+from memory_core.models.guards import erased_actor_guard
 
 
 class Thread(models.Model):
@@ -24,6 +25,11 @@ class Thread(models.Model):
             # The conversations list (/threads/?actor=) pages one actor's threads newest
             # first by id cursor; the unfiltered list walks the primary key.
             models.Index(fields=["actor", "-id"], name="thread_actor_recent_idx"),
+        ]
+        triggers = [
+            erased_actor_guard(
+                "thread_not_of_erased_actor", "FROM memory_core_actor a WHERE a.id = NEW.actor_id"
+            ),
         ]
 
     def __str__(self):
@@ -51,4 +57,11 @@ class Message(models.Model):
             models.Index(fields=["thread", "-created_at", "-id"], name="message_thread_recent_idx"),
             # Attribution highlights the messages of one run inside a thread.
             models.Index(fields=["thread", "run_id"], name="message_thread_run_idx"),
+        ]
+        triggers = [
+            erased_actor_guard(
+                "message_not_of_erased_actor",
+                "FROM memory_core_thread t JOIN memory_core_actor a ON a.id = t.actor_id"
+                " WHERE t.id = NEW.thread_id",
+            ),
         ]

@@ -37,15 +37,21 @@ SEED = {
         ["tenant:crash", "global"],
         ["tenant:kill", "global"],
         ["tenant:race", "global"],
+        ["tenant:erase", "global"],
     ],
     "keys": [
         ["load", "tenant:load"],
         ["crash", "tenant:crash"],
         ["kill", "tenant:kill"],
         ["race", "tenant:race"],
+        ["erase", "tenant:erase"],
     ],
     "users": [
-        [name, ADMIN_PASSWORD, [["tenant:race", "admin"], ["tenant:crash", "admin"]]]
+        [
+            name,
+            ADMIN_PASSWORD,
+            [["tenant:race", "admin"], ["tenant:crash", "admin"], ["tenant:erase", "admin"]],
+        ]
         for name in ADMINS
     ],
 }

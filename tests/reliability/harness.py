@@ -354,12 +354,12 @@ def chain_problems(conn) -> list[str]:
 
 def forget_problems(conn) -> list[str]:
     """Forget erases every prompt-line copy of a memory's text: a stored line whose memory
-    no longer exists must read `[forgotten]`."""
+    no longer exists must read `[forgotten]` (or `[erased]`, when its person was erased)."""
     rows = conn.execute(
         """
         SELECT d.run_id, dl.n, dl.memory_uid FROM memory_core_digestline dl
         JOIN memory_core_digest d ON d.id = dl.digest_id
-        WHERE dl.text <> '[forgotten]'
+        WHERE dl.text NOT IN ('[forgotten]', '[erased]')
           AND NOT EXISTS (SELECT 1 FROM memory_core_memory m WHERE m.uid = dl.memory_uid)
         """
     ).fetchall()
