@@ -310,6 +310,12 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
             raise Forbidden(
                 "this key is bound to one actor: it may set display_name but change no memberships"
             )
+        # A reach that is one actor's own scope holds no membership (nor any scope to make).
+        if reach.token.startswith("actor:") and merged != current:
+            raise Forbidden(
+                "this key reaches one actor's own scope: it may set display_name but change "
+                "no memberships"
+            )
         resolved = _resolve_membership_scopes(merged, tokens, reach, principal)
         if existing is None:
             actor = _create_actor(ref, display_name or "", resolved)

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 from django.core.signals import setting_changed
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, pre_migrate
 
 
 def _embedder_setting_changed(*, setting, **kwargs):
@@ -17,11 +17,16 @@ class MemoryCoreConfig(AppConfig):
     def ready(self):
         from memory_core.embeddings import register_dumper
         from memory_core.privileges import grant_after_migrate
+        from memory_core.trigger_ignore import guard_during_migrate, install_after_migrate
 
         # Vectors as binary real[] parameters, known to every connection made from now on.
         register_dumper()
 
         # Once per `migrate` (sender: this app), after every app's migrations have run.
         post_migrate.connect(grant_after_migrate, sender=self)
+        # Only the owner lifts a trigger: pgtrigger's function is replaced as soon as a
+        # migration re-creates it, and again at the end.
+        pre_migrate.connect(guard_during_migrate, sender=self)
+        post_migrate.connect(install_after_migrate, sender=self)
         # Tests switch embedders with override_settings.
         setting_changed.connect(_embedder_setting_changed)

@@ -1,9 +1,10 @@
-"""A person's decisions about an existing memory: pin, unpin, tag, invalidate."""
+"""Decisions about an existing memory: pin, unpin, tag, invalidate (a person's), and the
+agent's one decision, invalidating a memory at its actor's own scope."""
 
-from memory_core.changes import audited
+from memory_core.changes import Change, audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.models import Memory, RetiredReason
-from memory_core.permissions import may_write
+from memory_core.permissions import may_write, write_verdict
 from memory_core.writes import check_tags, lock_slot, retire
 
 MAX_REASON_CHARS = 500
@@ -73,13 +74,41 @@ def invalidate(memory: Memory, reason: str, *, principal) -> Memory:
     which records only its length: a reason often quotes the fact)."""
     with audited(principal, "invalidate", scope=memory.scope.token) as change:
         _check_admin(principal, memory)
-        reason = checked_reason(reason, "say why the memory is invalid")
-        live = _locked_live(memory)
-        retire(live, RetiredReason.INVALIDATED, principal, note=reason)
-        change.event(
-            "memory.invalidated",
-            live.scope,
-            {"memory": live.uid, "reason_chars": len(reason)},
-        )
-        change.log(200, memory_ids=[live.uid], count=1)
+        return _invalidate(change, memory, reason)
+
+
+def invalidate_for_actor(memory: Memory, actor, reason: str, *, principal) -> Memory:
+    """The agent's invalidate (MCP `invalidate_memory`): a memory at its actor's own scope
+    only; one the actor sees held wider is Forbidden (callers answer "not found" for one it
+    cannot see, as for a read).
+
+    This, not forgetting, is what a model may do: the memory leaves the prompt but stays in
+    its history, where a person can reinstate it (undo.reinstate). A prompt injection
+    ("forget everything about me") must not be able to erase anything; erasure is the
+    host's privacy act (DELETE /memories/{id}) or an administrator's.
+    """
+    with audited(principal, "invalidate", actor_ref=actor.ref, scope=memory.scope.token) as change:
+        verdict = write_verdict(principal, memory.scope, actor=actor)
+        if not verdict.allowed:
+            raise Forbidden(
+                "this memory is held at a wider scope; an administrator invalidates it in "
+                "the console",
+                reason=verdict.reason,
+            )
+        return _invalidate(change, memory, reason, actor_ref=actor.ref)
+
+
+def _invalidate(
+    change: Change, memory: Memory, reason: str, actor_ref: str | None = None
+) -> Memory:
+    reason = checked_reason(reason, "say why the memory is invalid")
+    live = _locked_live(memory)
+    retire(live, RetiredReason.INVALIDATED, change.principal, note=reason)
+    change.event(
+        "memory.invalidated",
+        live.scope,
+        {"memory": live.uid, "reason_chars": len(reason)},
+        actor_ref=actor_ref,
+    )
+    change.log(200, memory_ids=[live.uid], count=1)
     return live

@@ -1,13 +1,16 @@
 """Forget: erase every version of a memory and every prompt-line copy of its text.
 
 This module holds the one sanctioned DELETE of memory rows (the database refuses any
-other). Privacy outranks replay: stored digests that showed the memory are rewritten so
-the line stays but says `[forgotten]`, and a later replay returns the scrubbed digest.
+other). The server's role cannot lift that refusal (memory_core/trigger_ignore.py), so the
+rows go through memory_core_forget_lineage (migration 0023): a function the owner wrote,
+which lifts it for its own statements only. Privacy outranks replay: stored digests that
+showed the memory are rewritten so the line stays but says `[forgotten]`, and a later replay
+returns the scrubbed digest.
 """
 
 from dataclasses import dataclass
 
-import pgtrigger
+from django.db import connection
 
 from memory_core.block import FORGOTTEN, scrub
 from memory_core.changes import Change, audited
@@ -18,7 +21,9 @@ from memory_core.models import Digest, DigestLine, Memory
 from memory_core.permissions import can_administer
 from memory_core.verdicts import ALLOW, FORBIDDEN, forget_verdict
 
-DELETE_TRIGGER = "memory_core.Memory:memory_delete_only_by_forget"
+# Deletes every version of a lineage, newest first, with the owner's rights; a version's
+# vector and gardening evidence go with it (ON DELETE CASCADE).
+FORGET_LINEAGE = "SELECT memory_core_forget_lineage(%s)"
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,9 @@ def forget_lineage(change: Change, memory: Memory) -> Forgotten:
     )
     # By memory_uid (indexed): the lines' memory column has no index of its own.
     DigestLine.objects.filter(memory_uid__in=uids, memory__isnull=False).update(memory=None)
-    with pgtrigger.ignore(DELETE_TRIGGER):
-        # Newest first, so no row is deleted while a later version still supersedes it.
-        for version in sorted(versions, key=lambda m: m.id, reverse=True):
-            Memory.objects.filter(pk=version.pk).delete()
+    # The versions locked above, and no other: a new version locks the live one first.
+    with connection.cursor() as cursor:
+        cursor.execute(FORGET_LINEAGE, [memory.lineage])
     result = Forgotten(memory_ids=tuple(sorted(uids)), digests=digests, lines=lines)
     change.event(
         "memory.forgotten",

@@ -3,11 +3,12 @@
 The server connects as a role that owns nothing (`memory_app` on the embedded server);
 migrations run as the role that owns the tables (`memory_owner`), through the `owner`
 database alias (README, "Database roles"). The triggers of models/guards.py refuse UPDATE,
-DELETE and TRUNCATE of the ledger and the access log, but a role that may write a table may
-also `SET pgtrigger.ignore` and lift them. A role that holds only SELECT and INSERT there
-cannot even try; the triggers stay, as the second wall, against the owner.
+DELETE and TRUNCATE of the ledger and the access log. The app role cannot lift a trigger
+with `SET pgtrigger.ignore` (memory_core/trigger_ignore.py), and holding only SELECT and
+INSERT there it cannot even try; the triggers stay, as the second wall, against the owner.
 
-APP_PRIVILEGES is the whole of what the app role holds. After every `migrate` (post_migrate,
+APP_PRIVILEGES (with EXECUTE on the functions of APP_FUNCTIONS) is the whole of what the
+app role holds. After every `migrate` (post_migrate,
 memory_core/apps.py) apply() revokes everything the role holds in the schema and grants
 exactly this, in one transaction: a narrowing takes effect, and a server running meanwhile
 never sees a half-applied set. A table not named here gets nothing, so a new table is a
@@ -34,8 +35,9 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     "memory_core_accesslog": APPEND_ONLY,
     # That a signed ledger checkpoint was taken (the evidence itself is kept elsewhere).
     "memory_core_ledgercheckpoint": APPEND_ONLY,
-    # Curation pins and retires (UPDATE; the triggers keep the fact itself read-only); the
-    # forget service deletes, under pgtrigger.ignore, in that one place.
+    # Curation pins and retires (UPDATE; the triggers keep the fact itself read-only). The
+    # trigger refuses the role's every DELETE, which it cannot lift (trigger_ignore.py):
+    # forget deletes through memory_core_forget_lineage (APP_FUNCTIONS).
     "memory_core_memory": (SELECT, INSERT, UPDATE, DELETE),
     # Forget scrubs stored turns in place; a turn is never deleted.
     # A version's vector: written with it (pending when the embedder failed), filled in or
@@ -79,6 +81,13 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     "django_migrations": (SELECT,),
 }
 
+# SECURITY DEFINER functions the app role may call (each made with EXECUTE revoked from
+# PUBLIC): a write it may not make itself, made the one way the owner wrote.
+APP_FUNCTIONS: tuple[str, ...] = (
+    # Forget's delete of a lineage, lifting the delete guard for its own statements only.
+    "memory_core_forget_lineage(uuid)",
+)
+
 # Tables the app role holds nothing on. The console decides who may do what with scope
 # grants, never Django's groups and permissions (which only migrations write), and the
 # Django admin is installed but not routed, so nothing reads or writes its log.
@@ -98,7 +107,7 @@ NO_PRIVILEGES = frozenset(
 # table can fail with "tuple concurrently updated".
 _LOCK_KEY = 0x6D656D6F7279  # "memory"
 
-_TABLES_AND_SEQUENCES = """
+_EXISTING = """
     SELECT 'table', c.relname
     FROM pg_class c
     WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
@@ -112,6 +121,14 @@ _TABLES_AND_SEQUENCES = """
     JOIN pg_class t ON t.oid = d.refobjid
     WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
       AND d.deptype = 'a' AND t.relnamespace = 'public'::regnamespace AND t.relname = ANY(%s)
+    UNION ALL
+    -- Declared functions that exist (a database adopted before its migrations has none yet).
+    SELECT 'function', to_regprocedure('public.' || f)::text FROM unnest(%s::text[]) f
+    WHERE to_regprocedure('public.' || f) IS NOT NULL
+    UNION ALL
+    SELECT 'held', p.oid::regprocedure::text
+    FROM pg_proc p, aclexplode(p.proacl) a
+    WHERE p.pronamespace = 'public'::regnamespace AND a.grantee = to_regrole(%s)
 """
 
 
@@ -126,20 +143,27 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def statements(role: str, tables, sequences=()) -> list[str]:
+def statements(
+    role: str, tables, sequences=(), functions=APP_FUNCTIONS, held_functions=()
+) -> list[str]:
     """The SQL that leaves `role` with exactly APP_PRIVILEGES on the given existing tables
-    (and USAGE on the given serial sequences)."""
+    (and USAGE on the given serial sequences, EXECUTE on the given functions of
+    APP_FUNCTIONS). `held_functions`: those it holds EXECUTE on now, taken back first."""
     who = quote_ident(role)
     sql = [
         f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {who}",
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {who}",
     ]
+    # Not ON ALL FUNCTIONS: the extensions' functions in public are not the owner's, and
+    # each would answer with a warning.
+    sql += [f"REVOKE ALL ON FUNCTION {f} FROM {who}" for f in sorted(held_functions)]
     for table in sorted(tables):
         granted = APP_PRIVILEGES.get(table)
         if granted:
             sql.append(f"GRANT {', '.join(granted)} ON TABLE {quote_ident(table)} TO {who}")
     # Sequence names come from regclass::text, already quoted where they need it.
     sql += [f"GRANT USAGE ON SEQUENCE {sequence} TO {who}" for sequence in sorted(sequences)]
+    sql += [f"GRANT EXECUTE ON FUNCTION {f} TO {who}" for f in sorted(functions)]
     return sql
 
 
@@ -150,11 +174,15 @@ def apply(cursor, role: str) -> None:
     if cursor.fetchone()[1] == role:
         return  # the app role itself (`migrate --database default`): it can grant nothing
     inserting = [table for table, granted in APP_PRIVILEGES.items() if INSERT in granted]
-    cursor.execute(_TABLES_AND_SEQUENCES, [list(APP_PRIVILEGES), inserting])
-    rows = cursor.fetchall()
-    tables = [name for kind, name in rows if kind == "table"]
-    sequences = [name for kind, name in rows if kind == "sequence"]
-    cursor.execute(";\n".join(statements(role, tables, sequences)))
+    cursor.execute(_EXISTING, [list(APP_PRIVILEGES), inserting, list(APP_FUNCTIONS), role])
+    found: dict[str, list[str]] = {"table": [], "sequence": [], "function": [], "held": []}
+    for kind, name in cursor.fetchall():
+        found[kind].append(name)
+    cursor.execute(
+        ";\n".join(
+            statements(role, found["table"], found["sequence"], found["function"], found["held"])
+        )
+    )
 
 
 def grant_after_migrate(sender, using, **kwargs) -> None:

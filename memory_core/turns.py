@@ -5,13 +5,11 @@ resolve_turn stores one digest per (actor, run_id): a repeat returns that digest
 whatever changed since, so a resumed run rebuilds the identical prompt.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 
 import orjson
 from django.conf import settings
-from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -248,10 +246,7 @@ def resolve_turn(
         for attempt in range(5):
             try:
                 turn = compose(actor, run_id, query, max_memories)
-                # (A savepoint only inside a caller's transaction, where a refused insert
-                # would otherwise abort it; on its own the store is one statement.)
-                inside = transaction.atomic() if connection.in_atomic_block else nullcontext()
-                with erased_as_gone(actor.ref), inside:
+                with erased_as_gone(actor.ref):
                     stored = _store(actor, turn, thread_id, query, principal)
                 if stored:
                     return turn

@@ -65,7 +65,9 @@ def test_outsider_gets_404_and_nothing_is_read(client, users, org, units, ref):
     response = _page(client, users.outsider, ref)
     assert response.status_code == 404
     assert "uses leagues" not in response.text and "units" not in response.text
-    assert not AccessLog.objects.filter(action__in=["actor.read", "preview"]).exists()
+    # Nothing read, the refusal logged (tests/test_console_refusals_logged.py).
+    rows = AccessLog.objects.filter(action__in=["actor.read", "preview"])
+    assert [(r.action, r.outcome, r.actor_ref) for r in rows] == [("actor.read", 404, ref)]
 
 
 def test_owner_gets_404_on_another_tenants_actor(client, users, org):
@@ -185,10 +187,11 @@ def test_block_preview_as_an_htmx_fragment_logs_only_the_preview(client, users, 
     assert not Digest.objects.exists()
 
 
-def test_a_query_that_cannot_be_stored_is_422_with_the_message(client, users, org):
+def test_a_query_that_cannot_be_stored_is_refused_before_the_preview(client, users, org):
+    # A NUL never reaches the view (console/parameters.py): a 400 naming it.
     response = _page(client, users.owner, q="bad\x00query")
-    assert response.status_code == 422
-    assert "cannot be stored" in response.text
+    assert response.status_code == 400
+    assert "NUL" in response.text
     assert not Digest.objects.exists()
 
 

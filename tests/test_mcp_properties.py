@@ -3,7 +3,7 @@
 For random tenants, nested teams, memberships, an actor outside every tenant, and memories
 at every kind of scope (superseded, pinned, invalidated, expired): no MCP tool reveals a
 memory outside the connection's actor's chain, whether the actor is named by the URL or
-bound to the key; every get or forget of an id outside the chain is "memory not found"
+bound to the key; every get or invalidate of an id outside the chain is "memory not found"
 and leaves the memory in place; and a key of one tenant, pointed at another tenant's actor
 (or a bound key pointed at anyone but its actor), gets "not found" from every tool, with
 nothing read, registered or written. The oracle is the chain computed from the generated
@@ -24,7 +24,7 @@ EVERY_TOOL = [
     ("remember", {"key": "probe", "fact": "written where it must not be"}),
     ("search_memories", {"query": "note"}),
     ("get_memory", {"memory_id": "mem_00000000000000000000000000"}),
-    ("forget_memory", {"memory_id": "mem_00000000000000000000000000"}),
+    ("invalidate_memory", {"memory_id": "mem_00000000000000000000000000", "reason": "probe"}),
     ("record_message", {"thread_id": "probe", "role": "user", "text": "hello"}),
 ]
 
@@ -120,7 +120,8 @@ def test_no_mcp_tool_reveals_a_memory_outside_the_connections_actor(client, db, 
                     )
                 reveals_nothing(result, hidden.values())
             for uid in hidden:
-                result = wire.call(client, path, secret, "forget_memory", {"memory_id": uid})
+                arguments = {"memory_id": uid, "reason": "probe"}
+                result = wire.call(client, path, secret, "invalidate_memory", arguments)
                 assert wire.refused(result) == "memory not found"
 
         # Every other tenant's key, pointed at this actor by its qualified name, and a key

@@ -28,7 +28,7 @@ TOOL_NAMES = [
     "remember",
     "search_memories",
     "get_memory",
-    "forget_memory",
+    "invalidate_memory",
     "record_message",
 ]
 
@@ -379,7 +379,7 @@ def test_tools_list_names_the_six_tools_with_their_schemas(client, org, revision
         "remember": ["key", "fact"],
         "search_memories": ["query"],
         "get_memory": ["memory_id"],
-        "forget_memory": ["memory_id"],
+        "invalidate_memory": ["memory_id", "reason"],
         "record_message": ["thread_id", "role", "text"],
     }
     properties = {name: set(by_name[name]["inputSchema"]["properties"]) for name in by_name}
@@ -388,13 +388,14 @@ def test_tools_list_names_the_six_tools_with_their_schemas(client, org, revision
         "remember": {"key", "fact", "run_id", "tool_call_id", "thread_id"},
         "search_memories": {"query", "limit"},
         "get_memory": {"memory_id"},
-        "forget_memory": {"memory_id"},
+        "invalidate_memory": {"memory_id", "reason"},
         "record_message": {"thread_id", "role", "text", "run_id"},
     }
     fact = by_name["remember"]["inputSchema"]["properties"]["fact"]
     assert fact["maxLength"] == 240 and "240 characters" in fact["description"]
     assert by_name["search_memories"]["annotations"]["readOnlyHint"] is True
-    assert by_name["forget_memory"]["annotations"]["destructiveHint"] is True
+    assert by_name["invalidate_memory"]["annotations"]["destructiveHint"] is True
+    assert by_name["invalidate_memory"]["inputSchema"]["properties"]["reason"]["maxLength"] == 500
     if revision == MODERN:
         assert result["resultType"] == "complete" and result["cacheScope"] == "private"
     else:

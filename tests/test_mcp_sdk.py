@@ -36,7 +36,7 @@ TOOLS = [
     "remember",
     "search_memories",
     "get_memory",
-    "forget_memory",
+    "invalidate_memory",
     "record_message",
 ]
 
@@ -84,7 +84,7 @@ def run(coroutine):
 
 @pytest.fixture
 def world(transactional_db, org, operator):
-    """A tenant policy u1 sees (held wider: its agent may not forget it)."""
+    """A tenant policy u1 sees (held wider: its agent may not invalidate it)."""
     policy = writes.publish(org.acme, "units", "report distances in kilometres", principal=operator)
     return policy
 
@@ -118,17 +118,22 @@ def test_every_tool_through_the_official_client(server, org, world, revision):
                 "record_message",
                 {"thread_id": "thr_1", "role": "user", "text": "call me Sam", "run_id": "r2"},
             )
-            forgotten = await client.call_tool(
-                "forget_memory", {"memory_id": remembered.structured_content["id"]}
+            invalidated = await client.call_tool(
+                "invalidate_memory",
+                {"memory_id": again.structured_content["id"], "reason": "Sam said otherwise"},
             )
-            wider = await client.call_tool("forget_memory", {"memory_id": policy.uid})
+            wider = await client.call_tool(
+                "invalidate_memory", {"memory_id": policy.uid, "reason": "the user said so"}
+            )
             gone = await client.call_tool(
-                "get_memory", {"memory_id": remembered.structured_content["id"]}
+                "get_memory", {"memory_id": again.structured_content["id"]}
             )
             bad = await client.call_tool("remember", {"key": "tone", "fact": "x" * 241})
             typed = await client.call_tool("search_memories", {"query": "x", "limit": "ten"})
             with pytest.raises(MCPError) as unknown:
                 await client.call_tool("drop_tables", {})
+            with pytest.raises(MCPError) as no_forget:
+                await client.call_tool("forget_memory", {"memory_id": policy.uid})
             return seen, {
                 "remembered": remembered,
                 "again": again,
@@ -136,12 +141,13 @@ def test_every_tool_through_the_official_client(server, org, world, revision):
                 "found": found,
                 "one": one,
                 "message": message,
-                "forgotten": forgotten,
+                "invalidated": invalidated,
                 "wider": wider,
                 "gone": gone,
                 "bad": bad,
                 "typed": typed,
                 "unknown": unknown.value,
+                "no_forget": no_forget.value,
             }
 
     seen, results = run(main())
@@ -170,10 +176,9 @@ def test_every_tool_through_the_official_client(server, org, world, revision):
     assert results["found"].structured_content["items"][0]["key"] == "tone"
     assert results["one"].structured_content["text"] == "prefers bullet points"
     assert results["message"].structured_content["thread_id"] == "thr_1"
-    assert set(results["forgotten"].structured_content["forgotten"]) == {
-        remembered.structured_content["id"],
-        again.structured_content["id"],
-    }
+    invalidated = results["invalidated"].structured_content
+    assert invalidated["memory_id"] == again.structured_content["id"]
+    assert invalidated["scope"] == "actor:acme/u1"
     refusals = {
         name: (results[name].is_error, results[name].content[0].text)
         for name in ("wider", "gone", "bad", "typed")
@@ -181,7 +186,7 @@ def test_every_tool_through_the_official_client(server, org, world, revision):
     assert refusals == {
         "wider": (
             True,
-            "this memory is held at a wider scope; an administrator forgets it in the console",
+            "this memory is held at a wider scope; an administrator invalidates it in the console",
         ),
         "gone": (True, "memory not found"),
         "bad": (True, "fact is 241 characters; the limit is 240 characters"),
@@ -189,15 +194,19 @@ def test_every_tool_through_the_official_client(server, org, world, revision):
     }
     assert results["unknown"].code == -32602
     assert results["unknown"].error.message == "Unknown tool: 'drop_tables'"
+    assert results["no_forget"].code == -32602
+    assert results["no_forget"].error.message == "Unknown tool: 'forget_memory'"
 
     # What the server wrote, seen from the database: the API's rows, channel mcp.
-    assert not Memory.objects.filter(key="tone").exists()
+    # Nothing erased: both versions kept, neither live.
+    assert Memory.objects.filter(key="tone").count() == 2
+    assert not Memory.objects.live().filter(key="tone").exists()
     assert Memory.objects.filter(uid=policy.uid, retired_at=None).exists()
     assert Message.objects.get(thread__ref="thr_1").text == "call me Sam"
     rows = AccessLog.objects.filter(principal=f"key:{org.acme_key.prefix}", channel="mcp")
     assert sorted({(r.action, r.outcome) for r in rows}) == [
-        ("forget", 204),
-        ("forget", 403),
+        ("invalidate", 200),
+        ("invalidate", 403),
         ("memory.get", 200),
         ("memory.get", 404),
         ("message", 201),
@@ -208,7 +217,7 @@ def test_every_tool_through_the_official_client(server, org, world, revision):
     ]
     kinds = LedgerEvent.objects.filter(actor_ref="acme/u1", kind__startswith="memory.")
     assert sorted(kinds.values_list("kind", flat=True)) == [
-        "memory.forgotten",
+        "memory.invalidated",
         "memory.remembered",
         "memory.remembered",
     ]

@@ -230,53 +230,7 @@ def test_get_memory_of_anything_the_actor_cannot_see_is_not_found(client, org, o
     assert row.memory_ids == ([] if which == "malformed" else [memory_id])
 
 
-# --- forget_memory -----------------------------------------------------------------------------
-
-
-def test_forget_memory_erases_every_version_and_scrubs_the_digests(client, org):
-    first = ok(client, org.acme_secret, "remember", {"key": "allergy", "fact": "penicillin"})
-    second = ok(client, org.acme_secret, "remember", {"key": "allergy", "fact": "also latex"})
-    ok(client, org.acme_secret, "memory_context", {"run_id": "r1"})
-    result = call(client, org.acme_secret, "forget_memory", {"memory_id": first["id"]})
-    body = wire.structured(result)
-    assert body == {"memory_id": first["id"], "forgotten": sorted([first["id"], second["id"]])}
-    assert result["content"][0]["text"] == (
-        f"Forgot {first['id']} (2 versions); prompt lines that showed it now read [forgotten]."
-    )
-    assert not Memory.objects.filter(uid__in=body["forgotten"]).exists()
-    assert "latex" not in Digest.objects.get(run_id="r1").block
-    row = AccessLog.objects.get(action="forget")
-    assert (row.channel, row.outcome, row.count) == ("mcp", 204, 2)
-    event = LedgerEvent.objects.get(kind="memory.forgotten")
-    assert event.actor_ref == "acme/u1" and event.payload["versions"] == 2
-
-
-def test_forget_memory_of_a_wider_memory_is_the_apis_403(client, org, others):
-    policy, _, _ = others
-    before = stored()
-    text = refused(client, org.acme_secret, "forget_memory", {"memory_id": policy.uid})
-    assert text == (
-        "this memory is held at a wider scope; an administrator forgets it in the console"
-    )
-    assert stored() == before and Memory.objects.filter(uid=policy.uid, retired_at=None).exists()
-    row = AccessLog.objects.get(action="forget")
-    assert (row.channel, row.outcome, row.detail) == ("mcp", 403, {"reason": "forbidden"})
-
-
-@pytest.mark.parametrize("which", ["u2", "x9", "unknown"])
-def test_forget_memory_of_anything_the_actor_cannot_see_is_not_found(client, org, others, which):
-    _, u2_note, x9_note = others
-    memory_id = {
-        "u2": u2_note.uid,
-        "x9": x9_note.uid,
-        "unknown": "mem_00000000000000000000000000",
-    }[which]
-    before = stored()
-    text = refused(client, org.acme_secret, "forget_memory", {"memory_id": memory_id})
-    assert text == "memory not found"
-    assert stored() == before
-    row = AccessLog.objects.get(action="forget")
-    assert (row.channel, row.outcome, row.memory_ids) == ("mcp", 404, [memory_id])
+# invalidate_memory: tests/test_mcp_invalidate.py
 
 
 # --- record_message ------------------------------------------------------------------------------
@@ -306,7 +260,7 @@ TOOL_CALLS = [
     ("remember", {"key": "tone", "fact": "formal"}),
     ("search_memories", {"query": "units"}),
     ("get_memory", {"memory_id": "mem_00000000000000000000000000"}),
-    ("forget_memory", {"memory_id": "mem_00000000000000000000000000"}),
+    ("invalidate_memory", {"memory_id": "mem_00000000000000000000000000", "reason": "wrong"}),
     ("record_message", {"thread_id": "t", "role": "user", "text": "hi"}),
 ]
 
@@ -419,7 +373,6 @@ def _scenario_by_rest(client, secret, ref):
     client.get("/api/v1/memories/search", {"actor": ref, "q": "casual"}, headers=bearer(secret))
     client.get(f"/api/v1/memories/{first['id']}", {"actor": ref}, headers=bearer(secret))
     post("/api/v1/threads/t1/messages", {"actor": ref, "role": "user", "text": "hi"})
-    client.delete(f"/api/v1/memories/{first['id']}?actor={ref}", headers=bearer(secret))
     client.get("/api/v1/memories", {"actor": "globex/x9"}, headers=bearer(secret))
 
 
@@ -438,7 +391,6 @@ def _scenario_by_mcp(client, secret, ref):
         {"thread_id": "t1", "role": "user", "text": "hi"},
         path=path,
     )
-    call(client, secret, "forget_memory", {"memory_id": first["id"]}, path=path)
     call(client, secret, "search_memories", {"query": "x"}, path="/mcp/actors/globex/x9/")
 
 
@@ -488,7 +440,7 @@ def test_an_mcp_session_leaves_the_rest_apis_trail_but_for_the_channel(client, o
     marks = _marks()
     _scenario_by_mcp(client, org.acme_secret, "u6")
     mcp_access, mcp_ledger = _trail(*marks, "u6")
-    assert len(rest_access) == 10 and len(rest_ledger) == 4
+    assert len(rest_access) == 9 and len(rest_ledger) == 3
     assert mcp_ledger == rest_ledger
     assert {row[0] for row in rest_access} == {"api"} and {row[0] for row in mcp_access} == {"mcp"}
     assert [row[1:] for row in mcp_access] == [row[1:] for row in rest_access]

@@ -8,19 +8,33 @@ Which scopes a user reads is memory_core.permissions' rule: `role_for` for one s
 `readable_scope_roles` for all of them at once (imported here, where the views look for it).
 
 What a user may *do* is decided by the memory_core services (each raises Forbidden and
-writes the refusal to the access log); `console_view` turns those DomainErrors into pages.
+writes the refusal to the access log); `console_view` turns those DomainErrors into pages,
+and first refuses (400) parameters no view may read (console/parameters.py).
+
+A look-up that finds nothing the user may see writes its 404 to the access log, channel
+`console`, as the API writes its own (`not_found`): a tenant's administrator opening
+another tenant's memory, actor, run or thread page is probing, and the superuser's access
+log must show it. The row holds what the address named (ids and refs, only when they have
+the shape of one: an address is typed by the user and may be anything, of any length), and
+never a key or a text. `action=None` looks up without logging: a second look-up in the same
+request, whose refusal (if any) was written already, or a probe that is not an attempt.
 """
 
+import re
 from dataclasses import dataclass
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
+from django.http import JsonResponse
 from django.shortcuts import render
 
+from memory_console.console import parameters
 from memory_console.console.links import run_candidates
 from memory_core import audit
 from memory_core.errors import DomainError, Forbidden, Invalid, NotFound
+from memory_core.garden import reads as garden_reads
+from memory_core.inputs import host_id_problem
 from memory_core.models import (
     AccessLog,
     Actor,
@@ -34,19 +48,60 @@ from memory_core.models import (
     Thread,
 )
 from memory_core.models.access import Role
+from memory_core.names import is_valid_ref
 from memory_core.permissions import readable_scope_roles, role_for
 from memory_core.principals import Principal
+from memory_core.scopes import is_valid_scope
+from memory_core.visibility import MEMORY_ID_RE
 
 
-def scope_for_reader(user, token: str) -> Scope:
+def _public_id(prefix: str, value: str) -> str | None:
+    """`value` if it has the shape of a public id (memory_core.ids), else None."""
+    return value if re.fullmatch(rf"{prefix}_[0-9A-Z]{{26}}", value) else None
+
+
+def _host_id(value: str | None) -> str | None:
+    """A host's run or thread id as typed, if it is one (1-128 printable characters)."""
+    return value if value and host_id_problem(value, "id") is None else None
+
+
+def not_found(
+    user,
+    action: str | None,
+    message: str,
+    *,
+    scope: str | None = None,
+    actor_ref: str | None = None,
+    memory_id: str | None = None,
+    ids: dict[str, str | None] | None = None,
+) -> NotFound:
+    """The NotFound to raise for what `user` may not see, its refusal written first (under
+    `action`; nothing when None). Each ref the address named is copied only when it is
+    well formed; `ids` go into the row's detail (`{"thread": "t1"}`), checked by the caller."""
+    if action is not None:
+        detail = {"reason": NotFound.reason}
+        detail.update({name: value for name, value in (ids or {}).items() if value})
+        audit.record(
+            Principal.for_user(user),
+            action,
+            NotFound.status,
+            actor_ref=actor_ref if actor_ref and is_valid_ref(actor_ref) else None,
+            scope=scope if scope and is_valid_scope(scope) else None,
+            memory_ids=[memory_id] if memory_id and MEMORY_ID_RE.fullmatch(memory_id) else [],
+            detail=detail,
+        )
+    return NotFound(message)
+
+
+def scope_for_reader(user, token: str, *, action: str | None = "scope.read") -> Scope:
     """The scope `token` if any of the user's grants reaches it, else NotFound."""
     scope = Scope.objects.select_related("parent").filter(token=token).first()
     if scope is None or role_for(user, scope) is None:
-        raise NotFound("scope not found")
+        raise not_found(user, action, "scope not found", scope=token)
     return scope
 
 
-def memory_for_reader(user, uid: str) -> Memory:
+def memory_for_reader(user, uid: str, *, action: str | None = "memory.read") -> Memory:
     """Any version of memory `uid` (live or retired) if the user may read its scope."""
     memory = (
         Memory.objects.select_related("scope", "origin_actor", "supersedes", "promoted_from__scope")
@@ -54,7 +109,7 @@ def memory_for_reader(user, uid: str) -> Memory:
         .first()
     )
     if memory is None or role_for(user, memory.scope) is None:
-        raise NotFound("memory not found")
+        raise not_found(user, action, "memory not found", memory_id=uid)
     return memory
 
 
@@ -67,7 +122,7 @@ def memory_in_lineage(memory: Memory, uid: str) -> Memory:
     return version
 
 
-def actor_for_reader(user, ref: str) -> Actor:
+def actor_for_reader(user, ref: str, *, action: str | None = "actor.read") -> Actor:
     """The actor `ref` if any of the user's grants reaches its own scope, else NotFound.
 
     A grant reaches an actor whose chain holds the granted scope or whose own scope lies
@@ -75,7 +130,7 @@ def actor_for_reader(user, ref: str) -> Actor:
     """
     actor = Actor.objects.select_related("scope").filter(ref=ref).first()
     if actor is None or role_for(user, actor.scope) is None:
-        raise NotFound("actor not found")
+        raise not_found(user, action, "actor not found", actor_ref=ref)
     return actor
 
 
@@ -89,7 +144,7 @@ def api_key_for_admin(user, uid: str, *, action: str = "api_key.revoke") -> ApiK
     key = ApiKey.objects.select_related("reach").filter(uid=uid).first()
     role = role_for(user, key.reach) if key is not None else None
     if role is None:
-        raise NotFound("API key not found")
+        raise not_found(user, action, "API key not found", ids={"api_key": _public_id("key", uid)})
     if role != Role.ADMIN:
         with audit.refusals_logged(Principal.for_user(user), action, scope=key.reach.token):
             raise Forbidden(f"managing this key needs an administrator of {key.reach.token}")
@@ -141,37 +196,70 @@ STATUS_TITLES = {
 }
 
 
-def error_page(request, error: DomainError):
-    """The page for a refusal. Forbidden was already written to the access log by the
-    service that raised it; a 404 says only "not found", whatever the reason."""
-    status = error.status if error.status in STATUS_TITLES else 400
-    message = "Nothing here, or nothing you may see." if status == 404 else error.message
-    context = {"status": status, "title": STATUS_TITLES.get(status, "Refused"), "message": message}
+def _refusal(request, status: int, title: str, message: str, *, as_json: bool):
+    if as_json:
+        return JsonResponse({"detail": message}, status=status)
+    context = {"status": status, "title": title, "message": message}
     return render(request, "console/error.html", context, status=status)
 
 
-def console_view(view=None, *, invalid=None):
-    """Login required; memory_core refusals become pages.
+def error_page(request, error: DomainError, *, as_json: bool = False):
+    """The page for a refusal (`{"detail": ...}` with `as_json`). Forbidden was already
+    written to the access log by the service that raised it; a 404 says only "not found",
+    whatever the reason."""
+    status = error.status if error.status in STATUS_TITLES else 400
+    message = "Nothing here, or nothing you may see." if status == 404 else error.message
+    title = STATUS_TITLES.get(status, "Refused")
+    return _refusal(request, status, title, message, as_json=as_json)
 
+
+def bad_parameters(request, path_values: dict, *, as_json: bool = False):
+    """The 400 for parameters no view may read (console/parameters.py), or None."""
+    found = parameters.problem(request, path_values)
+    if found is None:
+        return None
+    return _refusal(request, 400, "Bad request", found, as_json=as_json)
+
+
+def parameters_checked(view):
+    """bad_parameters alone, for a view that looks something up to choose which console
+    view answers (views/scopes.scope_publish) before any of them runs."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        refused = bad_parameters(request, kwargs)
+        return refused if refused is not None else view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def console_view(view=None, *, invalid=None, json_errors=False):
+    """Login required; parameters checked; memory_core refusals become pages.
+
+    Parameters no view may read (console/parameters.py) -> 400 before the view runs.
     Forbidden -> 403 page, NotFound -> 404 page, Invalid -> `invalid(request, error, ...)`
     (a view that re-renders the form with the message, status 422), or a plain 422 page.
-    Anonymous users are sent to /login/.
+    With `json_errors` each of these is `{"detail": ...}` instead (exports: scripts read
+    them). Anonymous users are sent to /login/.
     """
 
     def decorate(func):
         @wraps(func)
         def wrapped(request, *args, **kwargs):
+            refused = bad_parameters(request, kwargs, as_json=json_errors)
+            if refused is not None:
+                return refused
             try:
                 return func(request, *args, **kwargs)
             except Invalid as error:
                 if invalid is None:
-                    return error_page(request, error)
+                    return error_page(request, error, as_json=json_errors)
                 try:
                     return invalid(request, error, *args, **kwargs)
                 except DomainError as again:
-                    return error_page(request, again)
+                    return error_page(request, again, as_json=json_errors)
             except DomainError as error:
-                return error_page(request, error)
+                return error_page(request, error, as_json=json_errors)
 
         return login_required(wrapped)
 
@@ -196,14 +284,18 @@ def digests_for_reader(user):
     return _for_readable_actors(Digest.objects.select_related("actor"), user, "actor")
 
 
-def digest_for_reader(user, path: str) -> Digest:
+def digest_for_reader(user, path: str, *, action: str | None = "run.read") -> Digest:
     """The digest at `/runs/<path>/` (`<actor ref>/<run id>`, see links.run_candidates),
     if the user may read that actor."""
-    for actor_ref, run_id in run_candidates(path):
+    readings = run_candidates(path)
+    for actor_ref, run_id in readings:
         digest = digests_for_reader(user).filter(actor__ref=actor_ref, run_id=run_id).first()
         if digest is not None:
             return digest
-    raise NotFound("run not found")
+    # Logged as the first reading that names an actor and a run (as the page's links read).
+    named = [(ref, run) for ref, run in readings if is_valid_ref(ref) and _host_id(run)]
+    actor_ref, run_id = named[0] if named else (None, None)
+    raise not_found(user, action, "run not found", actor_ref=actor_ref, ids={"run_id": run_id})
 
 
 def digest_lines_for_reader(user):
@@ -218,7 +310,12 @@ def all_threads_for_reader(user):
 
 
 def threads_for_reader(
-    user, ref: str, actor_ref: str | None = None, *, limit: int | None = None
+    user,
+    ref: str,
+    actor_ref: str | None = None,
+    *,
+    limit: int | None = None,
+    action: str | None = "thread.read",
 ) -> list[Thread]:
     """The threads with host id `ref` (of actor `actor_ref` when given) the user may read,
     by actor ref, at most `limit` of them.
@@ -231,8 +328,23 @@ def threads_for_reader(
         threads = threads.filter(actor__ref=actor_ref)
     found = list(_for_readable_actors(threads, user, "actor").order_by("actor__ref")[:limit])
     if not found:
-        raise NotFound("conversation not found")
+        raise not_found(
+            user,
+            action,
+            "conversation not found",
+            actor_ref=actor_ref,
+            ids={"thread": _host_id(ref)},
+        )
     return found
+
+
+def proposal_for_reader(user, uid: str, *, action: str | None = "garden.read"):
+    """Gardening proposal `uid` if the user reads its scope (memory_core.garden.reads)."""
+    try:
+        return garden_reads.proposal_for_reader(user, uid)
+    except NotFound as error:
+        ids = {"proposal": _public_id("prop", uid)}
+        raise not_found(user, action, error.message, ids=ids) from None
 
 
 def origin_threads_for_reader(user, pairs) -> dict[tuple[int, str], Thread]:

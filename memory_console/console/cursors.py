@@ -10,15 +10,17 @@ walking the index behind the filter; the extra row says whether another page exi
 from dataclasses import dataclass
 
 from memory_console.console.forms import PAGE_SIZE
+from memory_console.console.parameters import BIGINT_MAX
 
 
 def cursor_id(raw) -> int | None:
-    """An id from the query string; anything else (a bookmark gone stale, junk) is None."""
+    """An id from the query string (at most a bigint's); anything else (a bookmark gone
+    stale, junk) is None."""
     try:
         value = int(raw)
     except (TypeError, ValueError):
         return None
-    return value if value >= 0 else None
+    return min(value, BIGINT_MAX) if value >= 0 else None
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 (key shape, one line, length); these only turn form fields into arguments."""
 
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django import forms
+from django.core.validators import MaxValueValidator
 
+from memory_console.console.parameters import MAX_PAGE, bounded_int
 from memory_core.models import Author
 
 PAGE_SIZE = 50
@@ -65,10 +67,8 @@ def checked(data, name: str) -> bool:
 
 
 def page_number(raw) -> int:
-    try:
-        return max(1, int(raw))
-    except (TypeError, ValueError):
-        return 1
+    """A page number from the query: 1 for junk, at most MAX_PAGE (parameters.py)."""
+    return bounded_int(raw, minimum=1, maximum=MAX_PAGE) or 1
 
 
 # --- The ledger and access-log pages ----------------------------------------------------
@@ -91,6 +91,8 @@ LEDGER_KINDS = [
     "actor.registered",
     "actor.put",
     "actor.erased",
+    "actor.erase_started",
+    "actor.reopened",
     "api_key.created",
     "api_key.revoked",
     "grant.set",
@@ -106,6 +108,10 @@ ACCESS_ACTIONS = [
     "memory.get",
     "memory.read",
     "scope.read",
+    "actor.read",
+    "run.read",
+    "thread.read",
+    "garden.read",
     "memory.find",
     "actor.search",
     "publish",
@@ -120,6 +126,9 @@ ACCESS_ACTIONS = [
     "actor.put",
     "actor.lookup",
     "actor.erase",
+    "actor.erase.start",
+    "actor.erase.batch",
+    "actor.reopen",
     "message",
     "api_key.create",
     "api_key.revoke",
@@ -225,7 +234,10 @@ class FinderFilter(forms.Form):
     pinned = MemoryFilter.base_fields["pinned"]
     tag = forms.CharField(required=False, max_length=40, strip=True)
     since = forms.DateField(required=False)
-    until = forms.DateField(required=False)
+    # `until` is a day included whole: the day after it must exist.
+    until = forms.DateField(
+        required=False, validators=[MaxValueValidator(date.max - timedelta(days=1))]
+    )
     sort = forms.ChoiceField(required=False, choices=list(FINDER_SORTS.items()))
 
     def values(self) -> dict:

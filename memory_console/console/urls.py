@@ -61,11 +61,12 @@ urlpatterns = [
     path("memories/<str:uid>/revert/", memory_actions.revert, name="memory-revert"),
     path("memories/<str:uid>/tags/", memory_actions.tags, name="memory-tags"),
     path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
-    # Refs are qualified by their tenant (`acme/u1`). "erase/" below an actor is tried
-    # first, and answers a GET with the page of the actor whose ref ends in "erase"
+    # Refs are qualified by their tenant (`acme/u1`). "erase/" and "reopen/" below an actor
+    # are tried first, and answer a GET with the page of the actor whose ref ends so
     # (views/actors.py); nothing else is routed below an actor.
     path("actors/", actor_search.actor_search, name="actors"),
     path("actors/<path:ref>/erase/", actors.actor_erase, name="actor-erase"),
+    path("actors/<path:ref>/reopen/", actors.actor_reopen, name="actor-reopen"),
     path("actors/<path:ref>/", actors.actor_detail, name="actor"),
     path("conflicts/", conflicts.conflict_list, name="conflicts"),
     # A conflicts-page row's inline decisions (the narrower memory, then the wider one).

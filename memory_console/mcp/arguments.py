@@ -9,7 +9,14 @@ arguments are refused (`unknown field: actor`), never silently dropped.
 
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 
 from memory_console.api.schemas import (
     Budget,
@@ -22,7 +29,9 @@ from memory_console.api.schemas import (
     SearchQuery,
     json_integer,
     stated,
+    storable,
 )
+from memory_core.curation import MAX_REASON_CHARS
 from memory_core.visibility import MEMORY_ID_RE
 
 # Stated, not enforced: anything else is the service's "memory not found" (and logged), as
@@ -31,6 +40,9 @@ MemoryId = Annotated[
     str,
     stated(pattern=f"^{MEMORY_ID_RE.pattern}$", examples=["mem_01K3X8R6Q2W8N5V4T7Z9Y1B0CD"]),
 ]
+# Stated, not enforced: the service refuses an empty or multi-line reason in its own words,
+# as it does a person's (curation.checked_reason).
+Reason = Annotated[str, AfterValidator(storable), stated(minLength=1, maxLength=MAX_REASON_CHARS)]
 SearchLimit = Annotated[int, Field(ge=1, le=100), BeforeValidator(json_integer)]
 
 RUN_ID = (
@@ -85,6 +97,16 @@ class SearchArguments(Arguments):
 
 class MemoryIdArguments(Arguments):
     memory_id: MemoryId = Field(description="A memory id, `mem_…`, as another tool returned it.")
+
+
+class InvalidateArguments(MemoryIdArguments):
+    reason: Reason = Field(
+        description=(
+            f"Why the note is wrong or no longer holds, in one line of at most "
+            f"{MAX_REASON_CHARS} characters (`they moved to Lisbon in May`). A person reviewing "
+            "the note's history reads it."
+        )
+    )
 
 
 class MessageArguments(Arguments):

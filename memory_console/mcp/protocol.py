@@ -61,8 +61,9 @@ INSTRUCTIONS = (
     "own scope, and instructions people wrote for their team, their organisation or "
     "everyone. Call memory_context at the start of every turn and read its block as "
     "context. Use remember for durable facts about the person, one fact per key; correct a "
-    "fact by remembering the same key again. Whose memories these are is fixed by this "
-    "connection: no tool takes a person."
+    "fact by remembering the same key again, and take a note that no longer holds out of "
+    "use with invalidate_memory (a person can reinstate it; no tool erases anything). "
+    "Whose memories these are is fixed by this connection: no tool takes a person."
 )
 
 # A 2026-07-28 error's HTTP status (its spec's table); other codes answer 200.

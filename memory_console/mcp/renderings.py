@@ -1,7 +1,7 @@
 """The short text beside each tool's structured result: what a model reads.
 
 Many MCP clients hand the model only a result's text content, so the text carries what the
-model acts on (the prompt block itself, the ids it may cite to get or forget a memory), in
+model acts on (the prompt block itself, the ids it may cite to get or invalidate a memory), in
 a few lines rather than the structured result's JSON. The structured content, with its
 output schema, is for the host.
 """
@@ -46,12 +46,10 @@ def memory(shape: dict) -> str:
     return f"{_line(shape)}\n{who}{pinned}, {shape['created_at']}"
 
 
-def forgotten(body: dict) -> str:
-    versions = len(body["forgotten"])
-    plural = "s" if versions != 1 else ""
+def invalidated(body: dict) -> str:
     return (
-        f"Forgot {body['memory_id']} ({versions} version{plural}); prompt lines that showed "
-        "it now read [forgotten]."
+        f"Invalidated {body['memory_id']} at {body['scope']}: it is no longer in the memory "
+        "block from the next turn on. It stays in its history, where a person can reinstate it."
     )
 
 

@@ -13,8 +13,14 @@ services as DomainError and become tool errors with the API's messages (protocol
 | remember | POST /memories |
 | search_memories | GET /memories/search |
 | get_memory | GET /memories/{id} |
-| forget_memory | DELETE /memories/{id} |
+| invalidate_memory | the console's invalidate, held to the actor's own scope |
 | record_message | POST /threads/{thread_id}/messages |
+
+There is no forget tool. Forgetting erases every version of a memory and scrubs the
+prompts that showed it: it is the host's privacy act (DELETE /memories/{id}) or an
+administrator's, never something a model should do because a message asked it to. A model
+that learns a note is wrong invalidates it: it leaves the prompt, stays in the history, and
+a person can reinstate it.
 """
 
 from collections.abc import Callable
@@ -29,6 +35,7 @@ from memory_console.mcp import renderings
 from memory_console.mcp.arguments import (
     Arguments,
     ContextArguments,
+    InvalidateArguments,
     MemoryIdArguments,
     MessageArguments,
     RememberArguments,
@@ -36,15 +43,16 @@ from memory_console.mcp.arguments import (
     input_schema,
 )
 from memory_console.mcp.connection import Connection
-from memory_core import actors, forgetting, transcripts, turns, visibility, writes
+from memory_core import actors, curation, transcripts, turns, visibility, writes
 from memory_core.ids import new_id
 from memory_core.search import search_memories as search_chain
 from memory_core.shapes import timestamp
 
 
-class ForgottenOut(BaseModel):
+class InvalidatedOut(BaseModel):
     memory_id: str
-    forgotten: list[str]
+    scope: str
+    invalidated_at: str
 
 
 @dataclass(frozen=True)
@@ -122,18 +130,22 @@ def get_memory(connection: Connection, args: MemoryIdArguments) -> tuple[dict, s
     return shape, renderings.memory(shape)
 
 
-def forget_memory(connection: Connection, args: MemoryIdArguments) -> tuple[dict, str]:
+def invalidate_memory(connection: Connection, args: InvalidateArguments) -> tuple[dict, str]:
     owner = connection.actor()
-    # Any version, as DELETE /memories/{id}: the id of a superseded version of the actor's
-    # own memory names the lineage to erase, an id outside the chain stays "not found".
+    # The live version only, as get_memory: a replaced, invalidated or forgotten one, or one
+    # outside the chain, is "not found" (and logged), whatever the model was told.
     memory = visibility.visible_memory(
-        owner, args.memory_id, principal=connection.principal, action="forget", live_only=False
+        owner, args.memory_id, principal=connection.principal, action="invalidate", live_only=True
     )
-    done = forgetting.forget_for_actor(
-        memory, owner, actors.chain_of(owner), principal=connection.principal
+    retired = curation.invalidate_for_actor(
+        memory, owner, args.reason, principal=connection.principal
     )
-    body = {"memory_id": args.memory_id, "forgotten": list(done.memory_ids)}
-    return body, renderings.forgotten(body)
+    body = {
+        "memory_id": retired.uid,
+        "scope": retired.scope.token,
+        "invalidated_at": timestamp(retired.retired_at),
+    }
+    return body, renderings.invalidated(body)
 
 
 def record_message(connection: Connection, args: MessageArguments) -> tuple[dict, str]:
@@ -222,8 +234,8 @@ TOOLS: dict[str, Tool] = {
             title="Read one memory",
             description=(
                 "Read one memory by its id (as memory_context or search_memories gave it), "
-                "with the wider values it overrides. A memory that was replaced, forgotten, "
-                "or is not about this person answers `memory not found`."
+                "with the wider values it overrides. A memory that was replaced, invalidated, "
+                "forgotten, or is not about this person answers `memory not found`."
             ),
             arguments=MemoryIdArguments,
             output=MemoryOut,
@@ -231,19 +243,25 @@ TOOLS: dict[str, Tool] = {
             hints={"readOnlyHint": True},
         ),
         Tool(
-            name="forget_memory",
-            title="Forget a memory",
+            name="invalidate_memory",
+            title="Mark a memory as no longer true",
             description=(
-                "Erase a note about the person, by its id, when they ask you to forget it. "
-                "(To correct a note, remember the same key again instead.) Only notes at the "
-                "person's own scope can be forgotten here; one held for their team or "
-                "organisation answers that an administrator forgets it. Every version of the "
-                "note is erased, and earlier prompts that showed it read [forgotten]."
+                "Take a note about the person out of use, by its id, when you learn it is "
+                "wrong or no longer holds and there is no new value to remember (to correct "
+                "or update a note, remember the same key again instead). Say why in `reason`. "
+                "From the next turn on the note is no longer in the memory block; it stays "
+                "in its history, where a person can reinstate it. Only notes at the person's "
+                "own scope can be invalidated here; one held for their team or organisation "
+                "answers that an administrator invalidates it. Nothing is erased: if the "
+                "person asks for what is known about them to be deleted, tell them that "
+                "their host or an administrator does that."
             ),
-            arguments=MemoryIdArguments,
-            output=ForgottenOut,
-            run=forget_memory,
-            hints={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
+            arguments=InvalidateArguments,
+            output=InvalidatedOut,
+            run=invalidate_memory,
+            # Not additive (the note leaves the prompt), so destructive in the protocol's
+            # sense, though a person can undo it; a second call changes nothing more.
+            hints={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True},
         ),
         Tool(
             name="record_message",

@@ -247,7 +247,8 @@ def _erase_refused(request, error: DomainError, ref):
     """htmx's answer to a refusal or a wrong confirmation: the erase section, message inside
     (status 200: console/actions.py says why)."""
     try:
-        actor = actor_for_reader(request.user, ref)
+        # The refusal being answered was logged; this only asks what may be shown.
+        actor = actor_for_reader(request.user, ref, action=None)
     except NotFound:
         notice = Notice("error", error_text(error, readable=False))
         return render(request, "console/_action_notice.html", {"notice": notice})
@@ -260,7 +261,7 @@ def _erase_refused(request, error: DomainError, ref):
 # (A GET never reaches here: actor_erase routes it to the actor page first.)
 @htmx_action(page=actor_path, refused=_erase_refused, invalid=_erase_invalid)
 def _erase(request, ref):
-    actor = actor_for_reader(request.user, ref)
+    actor = actor_for_reader(request.user, ref, action="actor.erase")
     # Typing the ref is the console's confirmation that the person means this actor; a
     # wrong ref changes nothing.
     if request.POST.get("confirm_ref", "").strip() != actor.ref:
@@ -273,3 +274,19 @@ def _erase(request, ref):
     if wants_fragment(request):
         return HttpResponseClientRedirect(page)
     return redirect(page)
+
+
+def actor_reopen(request, ref):
+    """POST `/actors/<ref>/reopen/`: a superuser lets an erased ref be written again. Any
+    other method is the page of the actor whose ref ends in "/reopen" (as actor_erase)."""
+    if request.method != "POST":
+        return actor_detail(request, f"{ref}/reopen")
+    return _reopen(request, ref=ref)
+
+
+@htmx_action(page=actor_path, refused=_erase_refused)
+def _reopen(request, ref):
+    actor = actor_for_reader(request.user, ref, action="actor.reopen")
+    erasure.reopen_actor(actor, principal=Principal.for_user(request.user))
+    messages.success(request, f"Reopened {actor.ref}: agents may write for it again.")
+    return redirect(reverse("console:actor", kwargs={"ref": actor.ref}))

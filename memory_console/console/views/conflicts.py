@@ -236,7 +236,8 @@ def _row_context(request, narrow, wide, memory, notice, *, new=None) -> dict:
 
 def _row_refused(request, error, narrow, wide):
     try:
-        memory = memory_for_reader(request.user, narrow)
+        # The refusal being answered was logged; this only asks what may be shown.
+        memory = memory_for_reader(request.user, narrow, action=None)
     except NotFound:
         memory = None
     notice = Notice("error", error_text(error, readable=memory is not None))
@@ -265,7 +266,10 @@ def _row_done(request, narrow, wide, memory, message, *, new=None):
 def _narrower(request, narrow, wide):
     if not (MEMORY_ID_RE.fullmatch(narrow) and MEMORY_ID_RE.fullmatch(wide)):
         raise NotFound("conflict not found")
-    return memory_for_reader(request.user, narrow)
+    action = request.resolver_match.url_name.removeprefix("conflict-")
+    return memory_for_reader(
+        request.user, narrow, action="promote" if action == "republish" else action
+    )
 
 
 @htmx_action(page="console:conflicts", refused=_row_refused, invalid=_row_invalid)

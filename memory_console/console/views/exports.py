@@ -10,9 +10,14 @@ relative windows such as `window=24h` are measured from); its manifest answers a
 address plus `/manifest` with those pinned (the `X-Export-Manifest` header gives it), and a
 JSON Lines export also ends with it. An export is access-logged when it ends (`export.*`,
 with its row count and SHA-256).
+
+Every parameter is checked before the response begins, since a stream cannot turn into
+an error once its first byte is sent: console_view's check (console/parameters.py), then
+each filter, a malformed one being a 422 here where the page ignores it. Refusals are
+`{"detail": ...}`, as scripts read them.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import reduce
 from operator import or_
 
@@ -37,6 +42,7 @@ from memory_console.console.audit_rows import (
     filtered_rows,
 )
 from memory_console.console.forms import AccessFilter, LedgerFilter
+from memory_console.console.parameters import BIGINT_MAX
 from memory_console.routers import on_this_replica
 from memory_core import audit, exports
 from memory_core.attribution import forgotten_events, run_window
@@ -50,6 +56,8 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjso
 # An attribution bundle's prompt lines at most (a line pasted from a busy prompt can have
 # been carried by many runs); the manifest says when there were more.
 MAX_BUNDLE_LINES = 5000
+# The earliest `at` an export may be pinned to (nothing here is older than the epoch).
+EARLIEST_AT = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _int_param(request, name: str) -> int | None:
@@ -62,6 +70,8 @@ def _int_param(request, name: str) -> int | None:
         raise Invalid(f"{name} must be a whole number") from None
     if value < 0:
         raise Invalid(f"{name} must not be negative")
+    if value > BIGINT_MAX:
+        raise Invalid(f"{name} must be at most {BIGINT_MAX}")
     return value
 
 
@@ -77,7 +87,25 @@ def _pinned(request, model) -> tuple[int, datetime]:
             raise Invalid("at must be an ISO 8601 time") from None
         if at.tzinfo is None:
             raise Invalid("at must name its time zone")
+        try:
+            at = at.astimezone(UTC)
+        except OverflowError:
+            at = None
+        # Relative windows are measured back from `at`: it must leave room for them.
+        if at is None or at < EARLIEST_AT:
+            raise Invalid(f"at must lie between {EARLIEST_AT:%Y-%m-%d} and 9999-12-31")
     return (exports.upto_now(model) if upto is None else upto), at
+
+
+def _filters_form(form_class, request):
+    """The page's filters, each of which must hold. The page ignores a malformed one (a
+    stale bookmark still shows the page); an export that did would prove more than was
+    asked for, every row where a window was meant."""
+    form = form_class(request.GET)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        raise Invalid(f"malformed filter ({problems})")
+    return form
 
 
 def _time_filters(form, at) -> dict:
@@ -149,7 +177,7 @@ def _manifest_response(request, export, records, action: str):
 
 def _ledger_export(request, fmt: str):
     upto, at = _pinned(request, LedgerEvent)
-    form = LedgerFilter(request.GET)
+    form = _filters_form(LedgerFilter, request)
     events = filtered_events(request, form, now=at)
     stream = request.GET.get("stream", "").strip()
     seq_from, seq_to = _int_param(request, "seq_from"), _int_param(request, "seq_to")
@@ -181,7 +209,7 @@ def _ledger_export(request, fmt: str):
     return export, records, at
 
 
-@console_view
+@console_view(json_errors=True)
 @require_GET
 def ledger_export(request, fmt: str):
     export, records, at = _ledger_export(request, fmt)
@@ -190,7 +218,7 @@ def ledger_export(request, fmt: str):
     )
 
 
-@console_view
+@console_view(json_errors=True)
 @require_GET
 def ledger_manifest(request, fmt: str):
     export, records, _ = _ledger_export(request, fmt)
@@ -202,7 +230,7 @@ def ledger_manifest(request, fmt: str):
 
 def _access_export(request, fmt: str):
     upto, at = _pinned(request, AccessLog)
-    form = AccessFilter(request.GET)
+    form = _filters_form(AccessFilter, request)
     rows = filtered_rows(request, form, now=at)
     values = form.values()
     filters = {
@@ -233,7 +261,7 @@ def _access_export(request, fmt: str):
     return export, records, at
 
 
-@console_view
+@console_view(json_errors=True)
 @require_GET
 def access_export(request, fmt: str):
     export, records, at = _access_export(request, fmt)
@@ -242,7 +270,7 @@ def access_export(request, fmt: str):
     )
 
 
-@console_view
+@console_view(json_errors=True)
 @require_GET
 def access_manifest(request, fmt: str):
     export, records, _ = _access_export(request, fmt)
@@ -365,7 +393,7 @@ def _forgotten_about(uids):
     )
 
 
-@console_view
+@console_view(json_errors=True)
 @require_GET
 def attribution_export(request):
     user = request.user

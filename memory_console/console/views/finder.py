@@ -112,7 +112,7 @@ def bulk_action(request):
         )
     target = None
     if action == "republish":
-        target = scope_for_reader(request.user, request.POST.get("target", ""))
+        target = scope_for_reader(request.user, request.POST.get("target", ""), action="promote")
     report = bulk.run(
         action,
         [m.uid for m in memories],

@@ -13,14 +13,14 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from memory_console.console.access import console_view
+from memory_console.console.access import console_view, proposal_for_reader
 from memory_console.console.forms import checked, page_number
 from memory_console.console.garden_reads import Deciding, cards
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page
 from memory_core import audit
 from memory_core.garden import decisions
-from memory_core.garden.reads import proposal_for_reader, proposals_for_reader
+from memory_core.garden.reads import proposals_for_reader
 from memory_core.models import ProposalKind, ProposalState
 from memory_core.principals import Principal
 
@@ -131,7 +131,7 @@ def _done(request, uid: str, message: str):
 @post_only(lambda uid: _detail_url(uid))
 @console_view(invalid=_invalid)
 def garden_approve(request, uid):
-    proposal = proposal_for_reader(request.user, uid)
+    proposal = proposal_for_reader(request.user, uid, action="proposal.approve")
     decided = decisions.approve(
         proposal,
         principal=Principal.for_user(request.user),
@@ -153,7 +153,7 @@ def garden_approve(request, uid):
 @post_only(lambda uid: _detail_url(uid))
 @console_view(invalid=_invalid)
 def garden_dismiss(request, uid):
-    proposal = proposal_for_reader(request.user, uid)
+    proposal = proposal_for_reader(request.user, uid, action="proposal.dismiss")
     decisions.dismiss(
         proposal, request.POST.get("reason", ""), principal=Principal.for_user(request.user)
     )
@@ -167,7 +167,7 @@ def garden_bulk_approve(request):
     bulk_id, outcomes = decisions.approve_many(
         request.POST.getlist("ids"),
         principal=Principal.for_user(user),
-        lookup=lambda uid: proposal_for_reader(user, uid),
+        lookup=lambda uid: proposal_for_reader(user, uid, action="proposal.approve"),
     )
     done = sum(1 for o in outcomes if o.status == 200)
     messages.success(request, f"Approved {done} of {len(outcomes)} proposal(s) ({bulk_id}).")

@@ -34,6 +34,17 @@ def _action_name(request) -> str:
     return request.resolver_match.url_name.removeprefix("memory-")
 
 
+# The access-log action of each address, where it differs (the service's own name).
+_LOGGED_AS = {"republish": "promote", "tags": "tag"}
+
+
+def _memory(request, uid):
+    """The memory an action is asked of; one the user may not see is NotFound, logged
+    under the action, as the API logs a forget of a memory it does not show."""
+    action = _action_name(request)
+    return memory_for_reader(request.user, uid, action=_LOGGED_AS.get(action, action))
+
+
 def _with_errors(request, memory, error: Invalid, *, notice=None, status=200):
     """The memory page with the message beside the form that was sent."""
     action = _action_name(request)
@@ -77,7 +88,8 @@ def _done(request, memory, message: str, *, new=None):
 def _refused(request, error: DomainError, uid):
     """htmx's answer to a refusal or a bad value: the page's content, message inside."""
     try:
-        memory = memory_for_reader(request.user, uid)
+        # The refusal being answered was logged; this only asks what may be shown.
+        memory = memory_for_reader(request.user, uid, action=None)
     except NotFound:
         memory = None
     notice = Notice("error", error_text(error, readable=memory is not None))
@@ -99,7 +111,7 @@ def memory_action(view=None, *, invalid=None):
 
 @memory_action(invalid=_invalid)
 def correct(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     new = writes.correct(
         memory, request.POST.get("text", "").strip(), principal=Principal.for_user(request.user)
     )
@@ -110,7 +122,7 @@ def correct(request, uid):
 
 @memory_action(invalid=_invalid)
 def republish(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     new, message = actions.republish(request, memory)
     if not wants_fragment(request):
         messages.success(request, message)
@@ -121,7 +133,7 @@ def republish(request, uid):
 
 
 def _set_pinned(request, uid, pinned: bool):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     curation.set_pinned(memory, pinned, principal=Principal.for_user(request.user))
     return _done(request, memory, "Pinned: always in the prompt." if pinned else "Unpinned.")
 
@@ -138,20 +150,20 @@ def unpin(request, uid):
 
 @memory_action(invalid=_invalid)
 def invalidate(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     return _done(request, memory, actions.invalidate(request, memory))
 
 
 @memory_action(invalid=_invalid)
 def reinstate(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     new = undo.reinstate(memory, principal=Principal.for_user(request.user))
     return _done(request, memory, f"Reinstated: {new.uid} is live again with this text.", new=new)
 
 
 @memory_action(invalid=_invalid)
 def revert(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     earlier = memory_in_lineage(memory, request.POST.get("version", ""))
     new = undo.revert(memory, earlier, principal=Principal.for_user(request.user))
     return _done(
@@ -164,7 +176,7 @@ def revert(request, uid):
 
 @memory_action(invalid=_invalid)
 def tags(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     curation.set_tags(
         memory, parse_tags(request.POST.get("tags", "")), principal=Principal.for_user(request.user)
     )
@@ -173,7 +185,7 @@ def tags(request, uid):
 
 @memory_action(invalid=_invalid)
 def forget(request, uid):
-    memory = memory_for_reader(request.user, uid)
+    memory = _memory(request, uid)
     # Typing the key is the console's confirmation that the person means this memory;
     # a wrong key changes nothing.
     if request.POST.get("confirm_key", "").strip() != memory.key:

@@ -10,6 +10,8 @@ from django.views.decorators.http import require_GET
 
 from memory_console.console.access import (
     console_view,
+    not_found,
+    parameters_checked,
     readable_scope_roles,
     scope_for_reader,
 )
@@ -100,14 +102,14 @@ def _subtree(scope: Scope, roles) -> tuple[list[Node], int]:
     return [Node(n.item, n.depth + 1) for n in nodes[:SUBTREE_ROWS]], len(nodes)
 
 
-def _open_scope(token: str, roles) -> Scope | None:
+def _open_scope(user, token: str, roles) -> Scope | None:
     """The scope `?open=` names; one the user does not read is not found (404), as on its
     own page: the tree never says whether a scope it does not show exists."""
     if not token:
         return None
     scope = _scopes().filter(token=token).first()
     if scope is None or not (roles is None or scope.id in roles):
-        raise NotFound("scope not found")
+        raise not_found(user, "scope.read", "scope not found", scope=token)
     return scope
 
 
@@ -180,7 +182,7 @@ def scope_list(request):
     if q:
         context["rows"], context["found"] = _search(roles, q)
         return render_page(request, "console/scopes.html", context)
-    opened = _open_scope(request.GET.get("open", ""), roles)
+    opened = _open_scope(request.user, request.GET.get("open", ""), roles)
     if opened is not None and wants_fragment(request):
         # htmx: the opened scope's rows, in place of its closed row.
         rows = _counted(_opened_rows(opened, roles, 1 if opened.parent_id else 0, {}))
@@ -276,6 +278,7 @@ def _publish_invalid(request, error, token):
     return _render_scope(request, scope, publish_error=error.message, status=422)
 
 
+@parameters_checked
 def scope_publish(request, token):
     """POST `/scopes/<token>/publish/` publishes at <token>. A GET is the page of the scope
     whose token ends in "/publish" (`team:acme/publish`), whose page shares the address,
@@ -291,7 +294,8 @@ def _reads(user, token: str) -> bool:
     if not user.is_authenticated:
         return True  # scope_detail's login_required: back here once logged in
     try:
-        scope_for_reader(user, token)
+        # Which page the address means, not an attempt on either: not access-logged.
+        scope_for_reader(user, token, action=None)
     except NotFound:
         return False
     return True
@@ -304,7 +308,7 @@ def _scope_page(token) -> str:
 @post_only(_scope_page)
 @console_view(invalid=_publish_invalid)
 def _publish(request, token):
-    scope = scope_for_reader(request.user, token)
+    scope = scope_for_reader(request.user, token, action="publish")
     memory = writes.publish(
         scope,
         request.POST.get("key", "").strip(),

@@ -19,6 +19,7 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.views.decorators.http import require_GET
 
 from memory_console.console.access import (
+    actor_for_reader,
     all_threads_for_reader,
     console_view,
     threads_for_reader,
@@ -27,6 +28,7 @@ from memory_console.console.cursors import cursor_id, newest_first
 from memory_console.console.reads import RunGroup, actor_trail, group_by_run
 from memory_console.console.rendering import render_page
 from memory_core import audit
+from memory_core.errors import NotFound
 from memory_core.inputs import HOST_ID_MAX
 from memory_core.models import Actor, Memory, Message, Thread
 from memory_core.principals import Principal
@@ -145,7 +147,17 @@ def thread_detail(request, thread_id):
     actor_ref = _param(request, "actor") or None
     highlight = _param(request, "run") or None
     before = _param(request, "before") or None
-    threads = threads_for_reader(user, thread_id, actor_ref, limit=MAX_THREADS + 1)
+    try:
+        threads = threads_for_reader(user, thread_id, actor_ref, limit=MAX_THREADS + 1, action=None)
+    except NotFound:
+        erased = _erased_actor(user, actor_ref)
+        if erased is None:
+            # The refusal, this time logged (the first look-up only asked).
+            threads_for_reader(user, thread_id, actor_ref, limit=MAX_THREADS + 1)
+            raise
+        # The person was erased with their conversations: say so, not "not found".
+        context = {"thread_id": thread_id, "actor_ref": actor_ref, "erased": erased}
+        return render_page(request, "console/thread.html", context)
     more_threads = len(threads) > MAX_THREADS
     pages = [_page_of(thread, before, highlight) for thread in threads[:MAX_THREADS]]
     context = {
@@ -176,3 +188,15 @@ def thread_detail(request, thread_id):
             detail={"thread": page.thread.ref},
         )
     return response
+
+
+def _erased_actor(user, actor_ref: str | None) -> Actor | None:
+    """The erased actor `actor_ref`, if the user may read it (the refusal was logged by the
+    thread look-up; this only asks what may be shown)."""
+    if not actor_ref:
+        return None
+    try:
+        actor = actor_for_reader(user, actor_ref, action=None)
+    except NotFound:
+        return None
+    return actor if actor.erased_at is not None else None
