@@ -119,7 +119,7 @@ class DrillResult:
     counts: dict[str, int]
 
 
-# The restored ledger's heads, as a checkpoint takes them (memory_core.checkpoints._HEADS).
+# The restored ledger's heads, as a checkpoint takes them (memory_core.ledger.checkpoints._HEADS).
 _HEADS = """
     SELECT c.stream, h.seq, h.hash, c.n
     FROM (SELECT stream, count(*) AS n, max(seq) AS top

@@ -17,7 +17,7 @@ starts nothing. Code that connects with psycopg from settings.DATABASES, not thr
 Django, calls ensure_embedded() first.
 
 Roles (README, "Database roles"): the server runs as `memory_app`, which owns nothing and
-holds what memory_core/privileges.py grants it (SELECT and INSERT only on the ledger and the
+holds what memory_core/db/privileges.py grants it (SELECT and INSERT only on the ledger and the
 access log); `memory_owner` owns the database and everything in it and runs migrations. The
 embedded server trusts its local socket, as it always has: the roles keep the server's own
 SQL session from lifting the append-only triggers, not another process of this machine's
@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, quote, unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_core import privileges
+from memory_core.db import privileges
 
 EMBEDDED_DB_NAME = "memory_console"
 SUPERUSER = "postgres"

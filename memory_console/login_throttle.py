@@ -21,9 +21,9 @@ from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.utils import timezone
 
-from memory_core import audit
+from memory_core.accounts.principals import Principal
+from memory_core.ledger import access_log
 from memory_core.models import LoginAttempt
-from memory_core.principals import Principal
 
 USERNAME_MAX = 150  # Django's username column
 
@@ -101,7 +101,7 @@ class ThrottledLoginView(auth_views.LoginView):
     def refused(self, username: str, wait: float):
         minutes = max(1, math.ceil(wait / 60))
         principal = Principal(kind="anonymous", name=f"anonymous:{username}", channel="console")
-        audit.record(
+        access_log.record(
             principal,
             "login",
             429,

@@ -63,7 +63,8 @@ TURN_MEMORIES = Counter(
 )
 TURNS = Counter("memory_turns_total", "Turns answered.")
 EMBEDDER_ERRORS = Counter(
-    "memory_embedder_errors_total", "Calls to the embedder that failed (memory_core.embedders)."
+    "memory_embedder_errors_total",
+    "Calls to the embedder that failed (memory_core.recall.providers).",
 )
 POOL = Gauge(
     "memory_db_pool_connections",
@@ -149,7 +150,7 @@ class EmbedderErrors(logging.Handler):
             EMBEDDER_ERRORS.inc()
 
 
-_embedder_logger = logging.getLogger("memory_core.embedders")
+_embedder_logger = logging.getLogger("memory_core.recall.providers")
 if not any(isinstance(h, EmbedderErrors) for h in _embedder_logger.handlers):
     _embedder_logger.addHandler(EmbedderErrors())
 

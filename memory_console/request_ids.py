@@ -4,7 +4,7 @@ RequestIdMiddleware (first in MIDDLEWARE) takes the client's or proxy's `X-Reque
 it is sane (1-64 characters of letters, digits and `-_.:`), otherwise makes one (32 hex
 digits); it is echoed in the response's `X-Request-ID`, carried by every log line written
 while the request runs (RequestIdFilter, JsonFormatter), and stored in the access-log row
-(memory_core.audit reads current()). It also times the request for the metrics
+(memory_core.ledger.access_log reads current()). It also times the request for the metrics
 (memory_console/metrics.py), under its route's name, never its raw path.
 """
 
@@ -15,14 +15,14 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from memory_core import audit
+from memory_core.ledger import access_log
 
 HEADER = "X-Request-ID"
 META_KEY = "HTTP_X_REQUEST_ID"
 SANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
 # The one context variable, kept by the core so that the access-log row can read it.
-_current = audit.REQUEST_ID
+_current = access_log.REQUEST_ID
 
 
 def current() -> str | None:

@@ -14,7 +14,7 @@ from memory_console.env import (
     env_list,
     env_str,
 )
-from memory_core.privileges import OWNER_ALIAS
+from memory_core.db.privileges import OWNER_ALIAS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -55,7 +55,7 @@ GARDEN_MIN_ACTORS = env_int("GARDEN_MIN_ACTORS", 3, minimum=2, maximum=10_000)
 GARDEN_STALE_DAYS = env_int("GARDEN_STALE_DAYS", 30, minimum=1, maximum=3650)
 GARDEN_SIMILARITY = env_float("GARDEN_SIMILARITY", 0.9, minimum=0.5, maximum=1.0)
 
-# Semantic recall (memory_core/embedders.py, README "Semantic recall"): which embedder turns
+# Semantic recall (memory_core/recall/providers.py, README "Semantic recall"): which embedder turns
 # a memory and a query into a vector. `wordllama` ships its weights in its wheel and never
 # downloads; `http` is any OpenAI-compatible /v1/embeddings server; `none` is lexical only.
 MEMORY_EMBEDDER = env_choice("MEMORY_EMBEDDER", "wordllama", ("wordllama", "http", "none"))
@@ -149,7 +149,7 @@ TEMPLATES = [
 _urls = database_urls(BASE_DIR)
 _db = parse_database_url(_urls.app)
 _owner = parse_database_url(_urls.owner or _urls.app)
-# What post_migrate grants its privileges to (memory_core/privileges.py); None: one role.
+# What post_migrate grants its privileges to (memory_core/db/privileges.py); None: one role.
 DATABASE_APP_ROLE = app_role(_db, _owner if _urls.owner else None)
 _extra, _owner_extra = _db.pop("EXTRA_OPTIONS"), _owner.pop("EXTRA_OPTIONS")
 _embedded = {EMBEDDED: str(_urls.pgdata)} if _urls.pgdata else {}
@@ -168,7 +168,7 @@ DATABASES = {
             **_extra,
             # Django turns psycopg's prepared statements off (None). Its own queries run on
             # client-side-binding cursors, which never prepare, so this enables them only
-            # for the statements run through memory_core/prepared.py, which ask for it.
+            # for the statements run through memory_core/db/prepared.py, which ask for it.
             "prepare_threshold": 5,
             # Those statements look rows up by keys and id lists; a plan made for one chain
             # suits every chain, and re-planning each call cost more than executing it.
@@ -338,7 +338,7 @@ TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 # The Ed25519 public key (a .pub file from `ledger_keygen`) the console's "Verify chain"
 # checks an uploaded checkpoint against when no key is uploaded with it. The signing key is
 # never a setting: `ledger_checkpoint --key FILE`, or the LEDGER_SIGNING_KEY environment
-# variable, read only by that command (memory_core/checkpoints.py).
+# variable, read only by that command (memory_core/ledger/checkpoints.py).
 LEDGER_PUBLIC_KEY = env_str("LEDGER_PUBLIC_KEY", "")
 # Where `ledger_checkpoint` writes checkpoints without --out, and where `restore_check`
 # looks for the latest one. Copy them somewhere the database's superuser cannot reach.

@@ -8,14 +8,15 @@ from functools import cache
 
 from django.db import transaction
 
-from memory_core import audit, ledger, prepared
-from memory_core.chain import memberships_after_put, resolve_chain
 from memory_core.changes import audited
+from memory_core.db import prepared
+from memory_core.db.locks import advisory_xact_lock
 from memory_core.errors import Forbidden, Gone, Invalid, NotFound
-from memory_core.inputs import require, text_problem
-from memory_core.locks import advisory_xact_lock
+from memory_core.ledger import access_log, ledger
 from memory_core.models import Actor, Membership, Scope
-from memory_core.names import (
+from memory_core.rules.chain import memberships_after_put, resolve_chain
+from memory_core.rules.inputs import require, text_problem
+from memory_core.rules.names import (
     ForeignName,
     is_valid_ref,
     membership_problem,
@@ -25,7 +26,7 @@ from memory_core.names import (
     ref_tenant,
     tenant_of,
 )
-from memory_core.scopes import GLOBAL, actor_scope, is_valid_scope
+from memory_core.rules.scopes import GLOBAL, actor_scope, is_valid_scope
 
 
 def global_scope() -> Scope:
@@ -219,9 +220,9 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
     """
     named = ref
     # A malformed ref is not copied into the log (it may not even fit its column).
-    with audit.refusals_logged(principal, "actor.lookup", actor_ref=_loggable(named)):
+    with access_log.refusals_logged(principal, "actor.lookup", actor_ref=_loggable(named)):
         ref = stored_ref(ref, api_key.reach)
-    with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+    with access_log.refusals_logged(principal, "actor.lookup", actor_ref=ref):
         require_bound_to(api_key, ref, named)
     actor = _actor_with_chain(ref)
     # A key whose reach is one actor's own scope registers nobody.
@@ -231,10 +232,10 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
         raise NotFound(f"actor {named!r} not found")
     # Also for an actor another key registered a moment ago: it may lie outside this reach.
     if not key_reaches(actor, api_key.reach):
-        with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+        with access_log.refusals_logged(principal, "actor.lookup", actor_ref=ref):
             raise NotFound(f"actor {named!r} not found", reason="reach")
     if register:
-        with audit.refusals_logged(principal, "actor.lookup", actor_ref=ref):
+        with access_log.refusals_logged(principal, "actor.lookup", actor_ref=ref):
             require_not_erased(actor, named)
     return actor
 
@@ -271,7 +272,7 @@ def read_actor(ref: str, api_key, principal) -> Actor:
     """GET /actors/{ref}: the actor as the key may see it, with the read access-logged
     (an unknown or unreachable one is actor_for_key's 404)."""
     actor = actor_for_key(ref, api_key, principal)
-    audit.record(principal, "actor.get", 200, actor_ref=actor.ref, scope=actor.scope.token)
+    access_log.record(principal, "actor.get", 200, actor_ref=actor.ref, scope=actor.scope.token)
     return actor
 
 
@@ -288,9 +289,9 @@ def put_actor(ref: str, display_name: str | None, scopes: list[str], api_key, pr
     """
     named = ref
     reach = api_key.reach
-    with audit.refusals_logged(principal, "actor.put", actor_ref=_loggable(named)):
+    with access_log.refusals_logged(principal, "actor.put", actor_ref=_loggable(named)):
         ref = stored_ref(ref, reach)
-    with audit.refusals_logged(principal, "actor.put", actor_ref=ref):
+    with access_log.refusals_logged(principal, "actor.put", actor_ref=ref):
         require_bound_to(api_key, ref, named)
     require(text_problem(display_name, "display_name", 200))
     with audited(principal, "actor.put", actor_ref=ref) as change:

@@ -7,10 +7,10 @@ console's actor page; every read of "what does this chain say" goes through here
 
 from django.utils import timezone
 
-from memory_core import prepared
-from memory_core.facts import Entry, Record, Selection, SelectionStats
+from memory_core.db import prepared
 from memory_core.models import Memory
-from memory_core.precedence import resolve
+from memory_core.rules.facts import Entry, Record, Selection, SelectionStats
+from memory_core.rules.precedence import resolve
 from memory_core.shapes import ShapeRow, shape, to_record
 
 # The chain's live, unexpired rows (Memory.objects.live().in_chain(chain)), as the fields

@@ -5,9 +5,9 @@ from django.db.models.signals import post_migrate, pre_migrate
 
 def _embedder_setting_changed(*, setting, **kwargs):
     if setting.startswith("MEMORY_EMBEDDER"):
-        from memory_core import embedders
+        from memory_core.recall import providers
 
-        embedders.reset()
+        providers.reset()
 
 
 class MemoryCoreConfig(AppConfig):
@@ -15,9 +15,9 @@ class MemoryCoreConfig(AppConfig):
     verbose_name = "Memory core"
 
     def ready(self):
-        from memory_core.embeddings import register_dumper
-        from memory_core.privileges import grant_after_migrate
-        from memory_core.trigger_ignore import guard_during_migrate, install_after_migrate
+        from memory_core.db.privileges import grant_after_migrate
+        from memory_core.db.trigger_ignore import guard_during_migrate, install_after_migrate
+        from memory_core.recall.embeddings import register_dumper
 
         # Vectors as binary real[] parameters, known to every connection made from now on.
         register_dumper()

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from memory_core import curation, forgetting, writes
 from memory_core.changes import in_bulk
 from memory_core.errors import DomainError, Invalid
-from memory_core.ids import new_id
 from memory_core.models import Memory, Scope
+from memory_core.rules.ids import new_id
 
 MAX_BATCH = 200
 ACTIONS = ("pin", "unpin", "invalidate", "republish", "forget")

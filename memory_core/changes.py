@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 import psycopg
 from django.db import DatabaseError, transaction
 
-from memory_core import audit, ledger
 from memory_core.errors import Gone
+from memory_core.ledger import access_log, ledger
 from memory_core.models.guards import ERASED_SQLSTATE
 
 _AS_GIVEN = object()  # log(): keep the actor_ref / scope given to audited()
@@ -124,14 +124,14 @@ class Change:
         row = dict(self.row)
         if tags:
             row["detail"] = {**(row["detail"] or {}), **tags}
-        audit.record(self.principal, self.action, row.pop("outcome"), **row)
+        access_log.record(self.principal, self.action, row.pop("outcome"), **row)
 
 
 @contextmanager
 def audited(principal, action: str, *, actor_ref: str | None = None, scope: str | None = None):
     """Refusal logged, one transaction, the body, its ledger events, its access-log row."""
     change = Change(principal, action, actor_ref, scope)
-    with audit.refusals_logged(principal, action, actor_ref=actor_ref, scope=scope):
+    with access_log.refusals_logged(principal, action, actor_ref=actor_ref, scope=scope):
         with erased_as_gone(actor_ref), transaction.atomic():
             yield change
             change._seal()

@@ -1,10 +1,10 @@
 """Decisions about an existing memory: pin, unpin, tag, invalidate (a person's), and the
 agent's one decision, invalidating a memory at its actor's own scope."""
 
+from memory_core.accounts.permissions import may_write, write_verdict
 from memory_core.changes import Change, audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.models import Memory, RetiredReason
-from memory_core.permissions import may_write, write_verdict
 from memory_core.writes import check_tags, lock_slot, retire
 
 MAX_REASON_CHARS = 500

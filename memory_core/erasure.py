@@ -27,12 +27,12 @@ from django.db import OperationalError, connection
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_core import audit
+from memory_core.accounts.permissions import can_administer
 from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid
 from memory_core.forgetting import forget_lineage
+from memory_core.ledger import access_log
 from memory_core.models import Actor, ApiKey, Digest, DigestLine, Memory, Message, Thread
-from memory_core.permissions import can_administer
 
 ERASED = "[erased]"
 
@@ -88,7 +88,7 @@ def erase_actor(actor: Actor, *, principal) -> Erased:
     turns, remember or messages; an erasure cut short leaves the actor marked (every write
     still refused) and is finished by running it again.
     """
-    with audit.refusals_logged(
+    with access_log.refusals_logged(
         principal, "actor.erase", actor_ref=actor.ref, scope=actor.scope.token
     ):
         if not principal.is_human or not can_administer(principal, actor.scope):

@@ -1,7 +1,7 @@
 """Forget: erase every version of a memory and every prompt-line copy of its text.
 
 This module holds the one sanctioned DELETE of memory rows (the database refuses any
-other). The server's role cannot lift that refusal (memory_core/trigger_ignore.py), so the
+other). The server's role cannot lift that refusal (memory_core/db/trigger_ignore.py), so the
 rows go through memory_core_forget_lineage (migration 0023): a function the owner wrote,
 which lifts it for its own statements only. Privacy outranks replay: stored digests that
 showed the memory are rewritten so the line stays but says `[forgotten]`, and a later replay
@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from memory_core.block import FORGOTTEN, scrub
+from memory_core.accounts.permissions import can_administer
 from memory_core.changes import Change, audited
+from memory_core.db.locks import advisory_xact_lock
 from memory_core.errors import Forbidden, NotFound
-from memory_core.facts import Line
-from memory_core.locks import advisory_xact_lock
 from memory_core.models import Digest, DigestLine, Memory
-from memory_core.permissions import can_administer
-from memory_core.verdicts import ALLOW, FORBIDDEN, forget_verdict
+from memory_core.rules.block import FORGOTTEN, scrub
+from memory_core.rules.facts import Line
+from memory_core.rules.verdicts import ALLOW, FORBIDDEN, forget_verdict
 
 # Deletes every version of a lineage, newest first, with the owner's rights; a version's
 # vector and gardening evidence go with it (ON DELETE CASCADE).

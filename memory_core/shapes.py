@@ -4,8 +4,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from memory_core.facts import Record
 from memory_core.models import Author, Memory, Thread
+from memory_core.rules.facts import Record
 
 
 def timestamp(value) -> str | None:

@@ -9,9 +9,9 @@ from django.db import connection, transaction
 from memory_core.actors import global_scope
 from memory_core.changes import audited
 from memory_core.errors import Invalid
-from memory_core.inputs import host_id_problem, require, text_problem
 from memory_core.models import Actor, LedgerEvent, Message, Thread
 from memory_core.models.transcripts import Role
+from memory_core.rules.inputs import host_id_problem, require, text_problem
 
 MAX_MESSAGE_CHARS = 100_000
 

@@ -13,7 +13,6 @@ from django.conf import settings
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memory_core import audit, prepared
 from memory_core.actors import chain_of
 from memory_core.applied import (
     chain_entries,
@@ -22,14 +21,16 @@ from memory_core.applied import (
     shape_rows,
     shown_ids,
 )
-from memory_core.block import render
 from memory_core.changes import erased_as_gone
+from memory_core.db import prepared
 from memory_core.errors import Invalid
-from memory_core.ids import digest_id
-from memory_core.inputs import host_id_problem, require
+from memory_core.ledger import access_log
 from memory_core.models import Actor, Digest
-from memory_core.search import check_query, ranked_chain
-from memory_core.selection import select
+from memory_core.recall.search import check_query, ranked_chain
+from memory_core.rules.block import render
+from memory_core.rules.ids import digest_id
+from memory_core.rules.inputs import host_id_problem, require
+from memory_core.rules.selection import select
 
 # A turn's whole write, as one statement (so one transaction, with no BEGIN or COMMIT
 # round trips of its own):
@@ -203,7 +204,7 @@ def _store(actor: Actor, turn: Turn, thread_id, query, principal) -> bool:
             "memory_ids": turn.memory_ids,
             "count": len(turn.entries),
             "detail": _jsonb(_read_detail(turn)),
-            "request_id": audit.REQUEST_ID.get(),
+            "request_id": access_log.REQUEST_ID.get(),
         },
     )
     if held != len(turn.pk_by_uid):
@@ -239,7 +240,7 @@ def resolve_turn(
     also settles two concurrent first requests (the second waits on the unique index,
     then returns the first's).
     """
-    with audit.refusals_logged(principal, "turn", actor_ref=actor.ref):
+    with access_log.refusals_logged(principal, "turn", actor_ref=actor.ref):
         require(host_id_problem(run_id or "", "run_id"), host_id_problem(thread_id, "thread_id"))
         query = check_query(query)
         budget(max_memories)
@@ -278,7 +279,7 @@ def _read_detail(turn: Turn) -> dict:
 
 
 def _log_read(principal, action: str, actor: Actor, turn: Turn) -> None:
-    audit.record(
+    access_log.record(
         principal,
         action,
         200,

@@ -8,10 +8,10 @@ event names the version whose text comes back (`restores`).
 
 from django.utils import timezone
 
+from memory_core.accounts.permissions import may_write
 from memory_core.changes import audited
 from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.models import Author, Memory, RetiredReason
-from memory_core.permissions import may_write
 from memory_core.writes import Written, lock_slot, log_written, supersede
 
 

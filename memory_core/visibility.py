@@ -3,10 +3,10 @@ use instead of a bare get (a memory outside the actor's chain is a 404, never a 
 
 import re
 
-from memory_core import audit
 from memory_core.actors import chain_of
 from memory_core.applied import resolved
 from memory_core.errors import NotFound
+from memory_core.ledger import access_log
 from memory_core.models import Actor, Memory
 from memory_core.shapes import memory_shape
 
@@ -43,7 +43,7 @@ def memory_for_actor(actor: Actor, uid: str, *, live_only: bool = True) -> Memor
     return memory
 
 
-# The shape of memory_core.ids.memory_id(). Anything else cannot name a memory, and is not
+# The shape of memory_core.rules.ids.memory_id(). Anything else cannot name a memory, and is not
 # copied into the access log (whose memory_ids column holds ids, not arbitrary input).
 MEMORY_ID_RE = re.compile(r"mem_[0-9A-Z]{26}")
 
@@ -56,7 +56,7 @@ def visible_memory(actor: Actor, uid: str, *, principal, action: str, live_only:
             raise NotFound("memory not found")
         return memory_for_actor(actor, uid, live_only=live_only)
     except NotFound:
-        audit.record(
+        access_log.record(
             principal,
             action,
             404,
@@ -70,7 +70,7 @@ def visible_memory(actor: Actor, uid: str, *, principal, action: str, live_only:
 def read_memory(actor: Actor, uid: str, *, principal) -> dict:
     """GET /memories/{id}: the live memory's shape, with its read logged (or its 404)."""
     memory = visible_memory(actor, uid, principal=principal, action="memory.get", live_only=True)
-    audit.record(
+    access_log.record(
         principal,
         "memory.get",
         200,

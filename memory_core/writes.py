@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from memory_core import embeddings
+from memory_core.accounts.permissions import may_write, write_verdict
 from memory_core.actors import ancestors, chain_of
 from memory_core.changes import Change, audited
+from memory_core.db.locks import advisory_xact_lock
 from memory_core.errors import Forbidden, Invalid, NotFound
-from memory_core.inputs import host_id_problem, require
-from memory_core.locks import advisory_xact_lock
 from memory_core.models import Actor, Author, Memory, RetiredReason, Scope
-from memory_core.permissions import may_write, write_verdict
-from memory_core.scopes import fact_problem, key_problem
+from memory_core.recall import embeddings
+from memory_core.rules.inputs import host_id_problem, require
+from memory_core.rules.scopes import fact_problem, key_problem
 
 MAX_TAGS = 16
 

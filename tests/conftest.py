@@ -18,8 +18,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management.commands import flush
 
-from memory_core import actors, keys
-from memory_core.principals import Principal
+from memory_core import actors
+from memory_core.accounts import keys
+from memory_core.accounts.principals import Principal
 from tests import roles
 
 # The browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
@@ -108,7 +109,7 @@ def org(db, operator):
 @pytest.fixture
 def users(db, org):
     """A superuser, an admin of tenant:acme, an auditor of tenant:acme, an admin of globex."""
-    from memory_core.grants import grant
+    from memory_core.accounts.grants import grant
 
     User = get_user_model()
     su = User.objects.create_superuser("root", "root@example.com", "pw-root-123")

@@ -30,7 +30,7 @@ from django.db import DatabaseError, connections
 from django.db.transaction import TransactionManagementError
 
 from memory_console.database import ensure_embedded
-from memory_core.privileges import acting_role
+from memory_core.db.privileges import acting_role
 
 # The app role's own connection parameters, kept when `default` is pointed at the owner.
 _app_login: dict = {}

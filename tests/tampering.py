@@ -1,6 +1,6 @@
 """Rewriting the ledger as someone with the owner's (or a superuser's) password could:
 triggers lifted, rows edited or deleted, and every later hash recomputed with the project's
-own hash function (memory_core.ledger.event_hash), so the chain alone still verifies."""
+own hash function (memory_core.ledger.ledger.event_hash), so the chain alone still verifies."""
 
 import json
 from types import SimpleNamespace
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pgtrigger
 from django.db import connection, transaction
 
-from memory_core import ledger
+from memory_core.ledger import ledger
 from memory_core.models import LedgerEvent
 from tests.roles import as_owner
 

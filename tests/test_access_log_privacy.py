@@ -20,8 +20,8 @@ from memory_console.bench.database import server_url
 from memory_console.gunicorn_log import JsonLogger, parameter_names, without_client_input
 from memory_console.loadgen.client import HOST, request
 from memory_console.loadgen.server import AppServer, wait_until
+from memory_core.db.privileges import OWNER_ALIAS
 from memory_core.models import Memory
-from memory_core.privileges import OWNER_ALIAS
 
 CANARY = "FORGETCANARY888"
 # What a client's bytes may hold, each as WSGI hands it over (bytes decoded as Latin-1).
@@ -212,7 +212,7 @@ def test_with_text_logs_the_error_log_is_text_and_still_quotes_no_request(settin
 
 
 def test_serve_configures_gunicorn_with_the_json_logger():
-    from memory_core.management.commands.serve import ConsoleApplication, gunicorn_options
+    from memory_console.management.commands.serve import ConsoleApplication, gunicorn_options
 
     app = ConsoleApplication(gunicorn_options("127.0.0.1", 8011, 1))
     assert app.cfg.logger_class is JsonLogger

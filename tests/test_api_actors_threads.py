@@ -3,7 +3,7 @@
 import pytest
 from django.db import OperationalError
 
-from memory_core import keys
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, Actor, LedgerEvent, Message, Scope, Thread
 from tests.helpers import bearer
 
@@ -240,7 +240,7 @@ def test_the_api_answers_503_json_not_a_traceback_while_the_database_is_down(
     def unreachable(secret):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("memory_core.keys.authenticate", unreachable)
+    monkeypatch.setattr("memory_core.accounts.keys.authenticate", unreachable)
     response = client.get(f"{ACTORS}/u1", headers=bearer(org.acme_secret))
     assert response.status_code == 503
     assert response.json() == {"detail": "the database is unavailable; try again shortly"}

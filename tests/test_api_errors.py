@@ -8,7 +8,7 @@ import pytest
 from django.test import Client, RequestFactory
 
 from memory_console.middleware import ApiErrorsAsJsonMiddleware
-from memory_core import keys
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message
 from tests.helpers import bearer
 

@@ -14,10 +14,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import InternalError, transaction
 
-from memory_core import actors, keys, writes
+from memory_core import actors, writes
+from memory_core.accounts import keys
+from memory_core.accounts.principals import Principal
 from memory_core.errors import NotFound
 from memory_core.models import AccessLog, Actor, ApiKey, Digest, LedgerEvent, Memory, Scope
-from memory_core.principals import Principal
 from tests.helpers import bearer, login, post_turn
 
 

@@ -5,7 +5,8 @@ import json
 import pytest
 from django.test import override_settings
 
-from memory_core import keys, writes
+from memory_core import writes
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, Actor, Digest, Memory
 from tests.helpers import bearer
 

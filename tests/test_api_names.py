@@ -4,7 +4,8 @@ discover another's actor refs and team names."""
 import pytest
 from django.db import InternalError, connection, transaction
 
-from memory_core import actors, keys
+from memory_core import actors
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, Actor, Membership, Memory, Scope
 from tests.helpers import bearer
 

@@ -15,9 +15,10 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_core import actors, keys, writes
+from memory_core import actors, writes
+from memory_core.accounts import keys
+from memory_core.accounts.principals import Principal
 from memory_core.models import Memory
-from memory_core.principals import Principal
 from tests.helpers import bearer
 
 MEMORY_KEYS = ["tone", "units", "fiscal-year"]

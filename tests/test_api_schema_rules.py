@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from memory_console.api import patterns
 from memory_core import turns
 from memory_core.errors import Invalid
-from memory_core.inputs import bad_host_id_char, text_problem
 from memory_core.models import Actor, Digest, Memory, Message, Thread
-from memory_core.names import is_valid_ref
-from memory_core.scopes import fact_problem, is_valid_key, is_valid_scope
+from memory_core.rules.inputs import bad_host_id_char, text_problem
+from memory_core.rules.names import is_valid_ref
+from memory_core.rules.scopes import fact_problem, is_valid_key, is_valid_scope
 from tests.helpers import bearer
 
 # Every character any of the patterns names lies below U+3100; past it, a few of each kind.

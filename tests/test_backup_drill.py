@@ -6,7 +6,8 @@ each drill starts and removes a scratch PostgreSQL, about 10-15 s."""
 import pytest
 from django.core.management import call_command
 
-from memory_core import checkpoints, writes
+from memory_core import writes
+from memory_core.ledger import checkpoints
 from memory_core.models import LedgerEvent
 from tests import tampering
 

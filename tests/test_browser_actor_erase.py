@@ -3,7 +3,8 @@
 import pytest
 from playwright.sync_api import expect
 
-from memory_core import keys, transcripts, turns, writes
+from memory_core import transcripts, turns, writes
+from memory_core.accounts import keys
 from memory_core.models import ApiKey, Digest, LedgerEvent, Memory, Message
 from tests.browser import log_in, screenshot
 

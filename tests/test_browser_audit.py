@@ -5,8 +5,9 @@ import pytest
 from playwright.sync_api import expect
 
 from memory_console.console.views.ledger import POLL_SECONDS
-from memory_core import audit, turns, writes
+from memory_core import turns, writes
 from memory_core.errors import Forbidden
+from memory_core.ledger import access_log
 from memory_core.models import LedgerEvent
 from tests.browser import log_in, screenshot
 
@@ -119,7 +120,7 @@ def test_the_access_log_puts_refusals_first(page, org, users):
     with pytest.raises(Forbidden):  # the outsider probes acme
         writes.publish(org.acme, "probe", "let me in", principal=users.p_outsider)
     for status in (403, 404):
-        audit.record(org.globex_agent, "remember", status, actor_ref="acme/u1")
+        access_log.record(org.globex_agent, "remember", status, actor_ref="acme/u1")
     log_in(page, "auditor", "pw-audit-123")
     page.goto("/access/")
     assert page.inner_text(".refused-count") == "3"

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from memory_core import keys
+from memory_core.accounts import keys
 from memory_core.models import ApiKey, ScopeGrant
 from tests.browser import log_in, screenshot
 

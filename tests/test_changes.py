@@ -11,7 +11,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_core import actors, curation, forgetting, grants, keys, transcripts, writes
+from memory_core import actors, curation, forgetting, transcripts, writes
+from memory_core.accounts import grants, keys
 from memory_core.actors import chain_of
 from memory_core.changes import audited
 from memory_core.errors import Forbidden
@@ -87,7 +88,7 @@ def test_every_change_logs_its_event_and_its_access_row_before_its_commit(
 
 
 def test_a_refusal_is_logged_after_the_rollback_of_what_the_change_began(org, users):
-    from memory_core.principals import Principal
+    from memory_core.accounts.principals import Principal
 
     memory = writes.remember(org.u1, "tz", "Lisbon", principal=org.acme_agent).memory
     auditor = Principal.for_user(users.auditor)

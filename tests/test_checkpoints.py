@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory_core import checkpoints, writes
+from memory_core import writes
 from memory_core.errors import Invalid
+from memory_core.ledger import checkpoints
 from memory_core.models import AccessLog, LedgerCheckpoint, LedgerEvent
 from tests import tampering
 
@@ -188,7 +189,7 @@ def test_an_edit_with_every_later_hash_recomputed_is_caught(
     seq = _acme_seq()
     tampering.edit_and_rehash("tenant:acme", seq, principal="user:mallory")
     # The chain alone no longer shows it ...
-    from memory_core import ledger
+    from memory_core.ledger import ledger
 
     assert ledger.verify().ok
     # ... the checkpoint does, naming the stream and the checkpointed sequence.

@@ -12,8 +12,10 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.db.models import Count
 
-from memory_core import curation, keys, transcripts, writes
-from memory_core.demo import fresh_demo_login, load_demo
+from memory_console.demo import fresh_demo_login, load_demo
+from memory_core import curation, transcripts, writes
+from memory_core.accounts import keys
+from memory_core.management.progress import Progress
 from memory_core.models import (
     Actor,
     Author,
@@ -26,7 +28,6 @@ from memory_core.models import (
     ScopeGrant,
     Thread,
 )
-from memory_core.progress import Progress
 from tests.roles import as_owner
 
 
@@ -59,7 +60,7 @@ class FakeTerminal(io.StringIO):
 
 
 def test_progress_prints_at_most_about_twenty_lines_off_a_terminal(monkeypatch):
-    monkeypatch.setattr("memory_core.progress.PLAIN_SECONDS", 0)
+    monkeypatch.setattr("memory_core.management.progress.PLAIN_SECONDS", 0)
     stream = io.StringIO()
     with Progress(1000, "import", stream) as progress:
         for _ in range(1000):
@@ -392,7 +393,7 @@ def test_demo_builds_the_organisation_once(db):
 
 
 def test_serve_parses_its_options():
-    from memory_core.management.commands.serve import Command
+    from memory_console.management.commands.serve import Command
 
     parser = Command().create_parser("manage.py", "serve")
     defaults = parser.parse_args([])
@@ -411,8 +412,8 @@ def test_serve_parses_its_options():
 
 @pytest.mark.filterwarnings("ignore:No directory at:UserWarning")  # STATIC_ROOT: serve collects
 def test_serve_application_loads_the_wsgi_app():
+    from memory_console.management.commands.serve import ConsoleApplication, gunicorn_options
     from memory_console.wsgi import application
-    from memory_core.management.commands.serve import ConsoleApplication, gunicorn_options
 
     app = ConsoleApplication(gunicorn_options("::1", 8011, 3, 4))
     assert app.cfg.bind == ["[::1]:8011"] and app.cfg.workers == 3

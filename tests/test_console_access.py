@@ -11,10 +11,10 @@ from memory_console.console.access import (
 )
 from memory_console.console.tree import flatten_tree
 from memory_core import actors, writes
+from memory_core.accounts.permissions import role_for
+from memory_core.accounts.principals import Principal
 from memory_core.errors import NotFound
 from memory_core.models import Scope
-from memory_core.permissions import role_for
-from memory_core.principals import Principal
 
 
 def test_scope_for_reader_returns_scopes_inside_the_grant(users, org):
@@ -62,7 +62,7 @@ def test_readable_scope_roles_agree_with_role_for_on_every_scope(users, org):
 def test_readable_scope_roles_reach_an_actor_through_a_membership_outside_its_branch(users, org):
     # z1's own scope hangs under team:acme/eng (its narrowest membership), yet its chain
     # holds team:acme/ops, whose administrator therefore reaches it.
-    from memory_core.grants import grant
+    from memory_core.accounts.grants import grant
 
     platform = Principal.for_api_key(org.global_key)
     z1 = actors.put_actor(
@@ -79,7 +79,7 @@ def test_readable_scope_roles_is_none_meaning_everything_for_a_superuser(users):
 
 
 def test_readable_scope_roles_keeps_the_strongest_role(users, org):
-    from memory_core.grants import grant
+    from memory_core.accounts.grants import grant
 
     grant("auditor", org.ops, "admin", principal=Principal.system("cli:test"))
     readable = readable_scope_roles(users.auditor)

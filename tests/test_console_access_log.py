@@ -10,10 +10,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_core import audit, writes
+from memory_core import writes
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Forbidden
+from memory_core.ledger import access_log
 from memory_core.models import AccessLog
-from memory_core.principals import Principal
 from tests.helpers import explain, login, main_query
 from tests.roles import as_owner
 
@@ -56,15 +57,15 @@ def traffic(users, org):
     with pytest.raises(Forbidden):
         writes.publish(org.acme, "probe", "let me in", principal=users.p_outsider)
     # An acme key asks for globex's actor: a reach refusal, for actor x9.
-    audit.record(
+    access_log.record(
         org.acme_agent, "actor.lookup", 404, actor_ref="globex/x9", detail={"reason": "reach"}
     )
     # Refusals for u1 of each kind the API answers.
     for status in (403, 404, 422):
-        audit.record(org.globex_agent, "remember", status, actor_ref="acme/u1")
+        access_log.record(org.globex_agent, "remember", status, actor_ref="acme/u1")
     # Rows with neither a scope nor a known actor: a superuser's only.
-    audit.record(org.acme_agent, "actor.lookup", 404, actor_ref="ghost")
-    audit.record(Principal.system("cli:probe"), "search", 401)
+    access_log.record(org.acme_agent, "actor.lookup", 404, actor_ref="ghost")
+    access_log.record(Principal.system("cli:probe"), "search", 401)
 
 
 # --- who gets in, and what they see ----------------------------------------------------
@@ -196,7 +197,7 @@ def test_a_quiet_log_says_so(client, users, org):
 
 def test_cursor_paging_has_no_duplicates_or_gaps_while_rows_arrive(client, users, org):
     for _ in range(60):
-        audit.record(org.acme_agent, "turn", 200, actor_ref="acme/u1")
+        access_log.record(org.acme_agent, "turn", 200, actor_ref="acme/u1")
     originals = list(
         AccessLog.objects.filter(action="turn").order_by("-id").values_list("id", flat=True)
     )
@@ -206,7 +207,7 @@ def test_cursor_paging_has_no_duplicates_or_gaps_while_rows_arrive(client, users
     older = re.search(r'href="(/access/\?[^"]*before=(\d+)[^"]*)"', first.text)
     assert older and int(older.group(2)) == originals[49]
     for _ in range(5):  # arriving between the two requests
-        audit.record(org.acme_agent, "turn", 200, actor_ref="acme/u1")
+        access_log.record(org.acme_agent, "turn", 200, actor_ref="acme/u1")
     second = client.get(older.group(1).replace("&amp;", "&"))
     assert _ids(first) + _ids(second) == originals
     assert "older ›" not in second.text and "‹ newer" in second.text
@@ -284,7 +285,7 @@ def test_each_row_names_its_memory_ids_linking_only_to_readable_memories(client,
     mine = writes.publish(org.acme, "policy", "a secret acme policy", principal=users.p_owner)
     theirs = writes.publish(org.globex, "plan", "a globex plan", principal=users.p_outsider)
     # One row naming both (as a superuser's bulk read would): the auditor may open only one.
-    audit.record(
+    access_log.record(
         users.p_su, "memory.read", 200, scope="tenant:acme", memory_ids=[mine.uid, theirs.uid]
     )
     response = login(client, users.auditor).get("/access/?action=memory.read")

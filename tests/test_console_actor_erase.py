@@ -3,7 +3,8 @@
 import pytest
 from django.test import Client
 
-from memory_core import actors, keys, transcripts, turns, writes
+from memory_core import actors, transcripts, turns, writes
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, ApiKey, Digest, LedgerEvent, Memory, Message
 from tests.helpers import login
 

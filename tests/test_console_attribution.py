@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 
 from memory_core import forgetting, transcripts, turns, writes
-from memory_core.attribution import line_body, line_forms, lines_showing
+from memory_core.ledger.attribution import line_body, line_forms, lines_showing
 from memory_core.models import AccessLog, DigestLine
 
 LINE = "- [actor:acme/u1] tz: works in CET"

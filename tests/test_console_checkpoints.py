@@ -5,7 +5,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from memory_console.console.reads import VERIFICATION_KEY
-from memory_core import checkpoints, writes
+from memory_core import writes
+from memory_core.ledger import checkpoints
 from memory_core.models import LedgerEvent
 from tests import tampering
 from tests.helpers import login

@@ -15,7 +15,8 @@ from memory_console.console.charts import (
     nice_ceiling,
     stacked_daily_bars,
 )
-from memory_core import ledger, turns, writes
+from memory_core import turns, writes
+from memory_core.ledger import ledger
 from memory_core.models import LedgerEvent
 from tests.helpers import login
 from tests.roles import as_owner

@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 import pytest
 from django.http import StreamingHttpResponse
 
-from memory_core import exports, forgetting, ledger, transcripts, turns, writes
+from memory_core import forgetting, transcripts, turns, writes
+from memory_core.ledger import exports, ledger
 from memory_core.models import AccessLog, LedgerEvent
 from tests.helpers import login
 
@@ -150,10 +151,10 @@ def test_an_export_is_access_logged_with_its_count_and_hash(client, users, event
 
 def test_access_export_uses_the_page_filters_and_grants(client, users, org, events):
     writes.remember(org.x9, "tz", "works in PST", principal=org.globex_agent)
-    from memory_core import audit
+    from memory_core.ledger import access_log
 
-    audit.record(org.acme_agent, "turn", 404, actor_ref="acme/u1")
-    audit.record(org.globex_agent, "turn", 404, actor_ref="globex/x9")
+    access_log.record(org.acme_agent, "turn", 404, actor_ref="acme/u1")
+    access_log.record(org.globex_agent, "turn", 404, actor_ref="globex/x9")
     login(client, users.auditor)
     response = client.get("/exports/access.csv?refused=on")
     data = _body(response)
@@ -268,9 +269,9 @@ def test_export_ledger_command_writes_the_file_and_a_manifest_that_checks(
 def test_export_access_command_writes_jsonl_with_a_trailing_manifest(users, org, events, tmp_path):
     from django.core.management import call_command
 
-    from memory_core import audit
+    from memory_core.ledger import access_log
 
-    audit.record(org.acme_agent, "turn", 404, actor_ref="acme/u1")
+    access_log.record(org.acme_agent, "turn", 404, actor_ref="acme/u1")
     out = tmp_path / "access.jsonl"
     call_command("export_access", str(out), refused=True)
     data = out.read_bytes()

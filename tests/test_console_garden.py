@@ -86,7 +86,7 @@ def test_evidence_outside_the_grants_hides_the_proposal(client, users, org, gard
     of a value at tenant:acme reaches beyond: it is not shown to them."""
     from django.contrib.auth import get_user_model
 
-    from memory_core.grants import grant
+    from memory_core.accounts.grants import grant
 
     get_user_model().objects.create_user("opsadmin", "o@x.test", "pw-ops-12345")
     grant("opsadmin", org.ops, "admin", principal=operator)

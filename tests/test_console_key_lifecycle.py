@@ -10,10 +10,10 @@ from django.db import IntegrityError, InternalError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_core import keys
+from memory_core.accounts import keys
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Invalid
 from memory_core.models import AccessLog, ApiKey, LedgerEvent
-from memory_core.principals import Principal
 from tests.helpers import bearer, login, refusals
 
 ACTOR = "/api/v1/actors/u1"

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.test import Client
 
-from memory_core import keys
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, ApiKey, LedgerEvent
 from tests.helpers import login, refusals
 

@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from memory_console.console.reads import VERIFICATION_KEY
 from memory_core import writes
-from memory_core.grants import grant
+from memory_core.accounts.grants import grant
+from memory_core.accounts.principals import Principal
 from memory_core.models import LedgerEvent
-from memory_core.principals import Principal
 from tests.helpers import explain, login, main_query
 from tests.roles import as_owner
 

@@ -165,10 +165,10 @@ def test_a_live_pinned_memory_says_it_is_always_in_the_prompt(client, users, org
 
 
 def test_the_memory_page_says_which_embedder_embedded_the_version(client, users, acme_memory):
-    from memory_core import embedders
+    from memory_core.recall import providers
 
     body = _page(client, users.owner, acme_memory).content.decode()
-    assert f"by <code>{embedders.current().identity}</code> (256 dimensions)" in body
+    assert f"by <code>{providers.current().identity}</code> (256 dimensions)" in body
     assert "not yet embedded" not in body and "another embedder" not in body
 
 

@@ -152,8 +152,8 @@ def test_the_page_needs_no_count_per_scope(client, users, org, memories):
 
 
 def test_grants_at_several_tenants_show_each_tenant_closed(client, users, org):
-    from memory_core.grants import grant
-    from memory_core.principals import Principal
+    from memory_core.accounts.grants import grant
+    from memory_core.accounts.principals import Principal
 
     grant("owner", org.globex, "auditor", principal=Principal.system("cli:test"))
     login(client, users.owner)

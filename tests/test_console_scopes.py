@@ -8,9 +8,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from memory_core import actors, writes
+from memory_core.accounts.principals import Principal
 from memory_core.actors import ensure_scope
 from memory_core.models import AccessLog, LedgerEvent, Memory
-from memory_core.principals import Principal
 from tests.helpers import login, refusals
 
 

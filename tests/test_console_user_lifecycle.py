@@ -7,10 +7,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from memory_core import users as user_service
+from memory_core.accounts import users as user_service
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Forbidden, Invalid
 from memory_core.models import AccessLog, LedgerEvent
-from memory_core.principals import Principal
 from tests.helpers import login, refusals
 
 NEW_PASSWORD = "fresh-Pw-91-long!"

@@ -11,7 +11,8 @@ import importlib
 import pytest
 from django.db import IntegrityError, InternalError, connection, transaction
 
-from memory_core import ledger, writes
+from memory_core import writes
+from memory_core.ledger import ledger
 from memory_core.models import AccessLog, LedgerEvent, Memory, Scope
 from tests.roles import as_owner
 

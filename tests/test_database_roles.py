@@ -1,5 +1,5 @@
 """The server's database role: it owns nothing and may only read and append the ledger and
-the access log, whatever it sets; migrations run as the owner (memory_core/privileges.py).
+the access log, whatever it sets; migrations run as the owner (memory_core/db/privileges.py).
 
 The triggers (tests/test_database_guarantees.py) are the second wall: they refuse even the
 owner, but any role that may write a table may also lift them with `pgtrigger.ignore`.
@@ -13,7 +13,8 @@ from django.db import ProgrammingError, connection, transaction
 from psycopg import errors
 
 from memory_console import database
-from memory_core import privileges, writes
+from memory_core import writes
+from memory_core.db import privileges
 from memory_core.models import AccessLog, LedgerEvent
 from tests import roles
 
@@ -192,7 +193,7 @@ def test_the_app_role_holds_exactly_the_declared_privileges(db):
 
 
 def test_migrate_runs_as_the_owner_unless_told_otherwise():
-    command = load_command_class("memory_core", "migrate")
+    command = load_command_class("memory_console", "migrate")
     parser = command.create_parser("manage.py", "migrate")
     assert parser.parse_args([]).database == privileges.OWNER_ALIAS
     assert parser.parse_args(["--database", "default"]).database == "default"

@@ -20,7 +20,7 @@ from django.db import connections
 
 from memory_console import database
 from memory_console.db_backend.base import DatabaseWrapper
-from memory_core.privileges import OWNER_ALIAS
+from memory_core.db.privileges import OWNER_ALIAS
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a clone holds that the code needs: no .venv, no var/.

@@ -9,7 +9,8 @@ import json
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from memory_core import erasure, keys, turns, writes
+from memory_core import erasure, turns, writes
+from memory_core.accounts import keys
 from memory_core.errors import Gone
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message, Thread
 from tests.helpers import bearer, login

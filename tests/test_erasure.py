@@ -8,7 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from memory_core import erasure, keys, transcripts, turns, writes
+from memory_core import erasure, transcripts, turns, writes
+from memory_core.accounts import keys
 from memory_core.errors import Forbidden
 from memory_core.models import (
     AccessLog,

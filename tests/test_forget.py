@@ -6,10 +6,11 @@ import threading
 import pytest
 from django.db import connection, connections, transaction
 
-from memory_core import embedders, forgetting, turns, writes
+from memory_core import forgetting, turns, writes
 from memory_core.actors import chain_of
 from memory_core.errors import Forbidden, NotFound
 from memory_core.models import AccessLog, Digest, DigestLine, LedgerEvent, Memory
+from memory_core.recall import providers
 from tests.roles import as_owner
 
 SECRET = "they are allergic to penicillin"
@@ -36,7 +37,7 @@ def _database_contains(text: str) -> bool:
 def _database_holds_vector_of(key: str, text: str) -> bool:
     """Search every vector column of every table for the vector `text` embeds to (what a
     version with this key and fact was given), or any vector within a hair of it."""
-    embedder = embedders.current()
+    embedder = providers.current()
     (vector,) = embedder.embed([embedder.document(key, text)]).tolist()
     with as_owner(), connection.cursor() as cursor:
         cursor.execute(

@@ -1,5 +1,5 @@
 """The server's role cannot lift a guard: naming a trigger in `pgtrigger.ignore` changes
-nothing it can do (memory_core/trigger_ignore.py).
+nothing it can do (memory_core/db/trigger_ignore.py).
 
 Every pgtrigger trigger in the database is found in the catalog (its function asks
 `_pgtrigger_should_ignore`), not in a list kept here. For each, operations that violate it are
@@ -21,7 +21,9 @@ from django.db import InternalError, connection, transaction
 from django.utils import timezone
 from psycopg import errors
 
-from memory_core import forgetting, keys, transcripts, trigger_ignore, turns, writes
+from memory_core import forgetting, transcripts, turns, writes
+from memory_core.accounts import keys
+from memory_core.db import trigger_ignore
 from memory_core.models import (
     ApiKey,
     Digest,

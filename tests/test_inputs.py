@@ -4,9 +4,9 @@ import pytest
 
 from memory_core import transcripts, turns, writes
 from memory_core.errors import Invalid
-from memory_core.inputs import host_id_problem, text_problem
 from memory_core.models import Digest, Memory, Message
-from memory_core.scopes import fact_problem
+from memory_core.rules.inputs import host_id_problem, text_problem
+from memory_core.rules.scopes import fact_problem
 
 
 @pytest.mark.parametrize("value", ["", "x" * 129, "run\x00", "tab\there", "\ud800"])

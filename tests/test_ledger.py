@@ -6,7 +6,8 @@ import pgtrigger
 import pytest
 from django.db import close_old_connections, connection
 
-from memory_core import ledger, writes
+from memory_core import writes
+from memory_core.ledger import ledger
 from memory_core.models import LedgerEvent, Memory
 from tests.roles import as_owner
 

@@ -337,7 +337,7 @@ def test_concurrent_writes_to_shared_chains_keep_the_summaries_exact(transaction
 
     from django.db import connection as conn
 
-    from memory_core.principals import Principal
+    from memory_core.accounts.principals import Principal
 
     person = Principal.system("cli:test")
     errors = []

@@ -14,7 +14,7 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 
-from memory_core import keys
+from memory_core.accounts import keys
 from memory_core.models import Actor, Memory
 from tests import mcp_wire as wire
 from tests.worlds import World, worlds

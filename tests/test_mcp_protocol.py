@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_console.mcp.tools import TOOLS
-from memory_core import keys
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message, Thread
 from tests import mcp_wire as wire
 from tests.mcp_wire import HANDSHAKE, MODERN, envelope, post
@@ -610,7 +610,7 @@ def _operational(sqlstate=None):
 
 
 @pytest.mark.parametrize(
-    "where", ["memory_core.keys.authenticate", "memory_core.turns.resolve_turn"]
+    "where", ["memory_core.accounts.keys.authenticate", "memory_core.turns.resolve_turn"]
 )
 def test_an_unreachable_database_is_a_json_rpc_503(client, org, monkeypatch, where):
     def down(*args, **kwargs):
@@ -640,7 +640,7 @@ def test_a_bug_is_a_json_rpc_500_without_a_traceback(org, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug, with a secret in its message")
 
-    monkeypatch.setattr("memory_core.search.search_memories", broken)
+    monkeypatch.setattr("memory_core.recall.search.search_memories", broken)
     monkeypatch.setattr("memory_console.mcp.tools.search_chain", broken)
     client = Client(raise_request_exception=False)
     message = envelope("tools/call", {"name": "search_memories", "arguments": {"query": "x"}})

@@ -22,9 +22,10 @@ from mcp.shared.exceptions import MCPError
 
 from memory_console.bench.database import server_url
 from memory_console.loadgen.server import AppServer
-from memory_core import keys, writes
+from memory_core import writes
+from memory_core.accounts import keys
+from memory_core.db.privileges import OWNER_ALIAS
 from memory_core.models import AccessLog, Actor, LedgerEvent, Memory, Message
-from memory_core.privileges import OWNER_ALIAS
 
 MODES = {
     "2025-06-18": "legacy",

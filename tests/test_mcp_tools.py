@@ -12,7 +12,8 @@ import re
 import pytest
 
 from memory_console.mcp.connection import NO_ACTOR
-from memory_core import keys, writes
+from memory_core import writes
+from memory_core.accounts import keys
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message, Thread
 from tests import mcp_wire as wire
 from tests.helpers import bearer

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from memory_console import request_ids
 from memory_console.api import health
-from memory_core import audit
+from memory_core.ledger import access_log
 from memory_core.models import AccessLog
 from tests import roles
 from tests.helpers import bearer, post_turn
@@ -89,7 +89,7 @@ def test_metrics_ledger_events_follow_the_ledger(org, client, operator):
 
 def test_metrics_count_embedder_errors():
     before = samples(_loopback_get())
-    logging.getLogger("memory_core.embedders").warning("embedder unavailable: %s", "refused")
+    logging.getLogger("memory_core.recall.providers").warning("embedder unavailable: %s", "refused")
     after = samples(_loopback_get())
     assert (
         value(after, "memory_embedder_errors_total") - value(before, "memory_embedder_errors_total")
@@ -192,7 +192,7 @@ def test_rows_written_outside_a_request_carry_none(org, operator):
     from memory_core import writes
 
     writes.publish(org.root, "tz", "times are UTC", principal=operator)
-    assert audit.REQUEST_ID.get() is None
+    assert access_log.REQUEST_ID.get() is None
     assert not AccessLog.objects.exclude(request_id=None).exists()
 
 
@@ -201,12 +201,12 @@ def test_json_log_lines_carry_the_request_id():
     record = logging.LogRecord(
         "memory_console", logging.WARNING, __file__, 1, "hi %s", ("x",), None
     )
-    token = audit.REQUEST_ID.set("abc123")
+    token = access_log.REQUEST_ID.set("abc123")
     try:
         request_ids.RequestIdFilter().filter(record)
         line = json.loads(formatter.format(record))
     finally:
-        audit.REQUEST_ID.reset(token)
+        access_log.REQUEST_ID.reset(token)
     assert line["message"] == "hi x" and line["level"] == "WARNING"
     assert line["request_id"] == "abc123" and line["logger"] == "memory_console"
     outside = logging.LogRecord("x", logging.ERROR, __file__, 1, "boom", (), None)
@@ -267,7 +267,7 @@ def test_the_probes_answer_at_the_root_too(client):
 def test_serve_points_the_workers_at_a_metrics_directory_of_its_own(
     tmp_path, monkeypatch, settings
 ):
-    from memory_core.management.commands.serve import prepare_metrics_dir
+    from memory_console.management.commands.serve import prepare_metrics_dir
 
     # Set, then removed: monkeypatch then removes what prepare_metrics_dir sets, afterwards.
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "placeholder")
@@ -281,7 +281,7 @@ def test_serve_points_the_workers_at_a_metrics_directory_of_its_own(
 
 
 def test_serve_empties_only_metric_files_of_an_earlier_run(tmp_path, monkeypatch):
-    from memory_core.management.commands.serve import prepare_metrics_dir
+    from memory_console.management.commands.serve import prepare_metrics_dir
 
     (tmp_path / "counter_123.db").write_bytes(b"x")
     (tmp_path / "notes.txt").write_text("kept")

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from memory_console.loadgen import pooler
-from memory_core import prepared
+from memory_core.db import prepared
 
 pytestmark = pytest.mark.skipif(pooler.binary() is None, reason="pgbouncer is not installed")
 

@@ -1,4 +1,4 @@
-"""The prepared statements (memory_core/prepared.py runs them; each lives beside the module
+"""The prepared statements (memory_core/db/prepared.py runs them; each lives beside the module
 it serves) against the ORM queries they replace, the connection settings that make them
 prepared, generically planned statements, and the executor's refusal of a model whose
 fields need a database converter."""
@@ -9,9 +9,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory_core import actors, applied, curation, keys, prepared, writes
-from memory_core.facts import Record
+from memory_core import actors, applied, curation, writes
+from memory_core.accounts import keys
+from memory_core.db import prepared
 from memory_core.models import Actor, ApiKey, LedgerEvent, Memory, Scope
+from memory_core.rules.facts import Record
 from memory_core.shapes import resolving_threads, shape, shape_row
 from memory_core.transcripts import record_message
 

@@ -7,7 +7,8 @@ The README's "Semantic recall" section reports these figures; run with `-s` to p
 
 import pytest
 
-from memory_core import search, turns, writes
+from memory_core import turns, writes
+from memory_core.recall import search
 from tests.recall.cases import FACTS, PARAPHRASED, SHARED, UNRELATED
 
 TOP = 3

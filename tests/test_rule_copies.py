@@ -19,15 +19,15 @@ from collections import Counter
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
+from memory_core.accounts.permissions import readable_scope_roles, role_for
 from memory_core.actors import chain_of
 from memory_core.applied import chain_selection, shape_rows, shown_ids
-from memory_core.chain import chain_rank
 from memory_core.conflicts import AUTHOR_COMBINATIONS, conflicts
-from memory_core.facts import Record
 from memory_core.models import Actor, Memory
-from memory_core.permissions import readable_scope_roles, role_for
-from memory_core.precedence import resolve
-from memory_core.selection import select
+from memory_core.rules.chain import chain_rank
+from memory_core.rules.facts import Record
+from memory_core.rules.precedence import resolve
+from memory_core.rules.selection import select
 from tests.worlds import World, worlds
 
 EXAMPLES = settings(

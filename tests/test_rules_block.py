@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.block import (
+from memory_core.rules.block import (
     AGENT_HEADER,
     CLOSE,
     FORGOTTEN,
@@ -17,9 +17,9 @@ from memory_core.block import (
     render,
     scrub,
 )
-from memory_core.facts import Line, Record
-from memory_core.precedence import resolve
-from memory_core.selection import select
+from memory_core.rules.facts import Line, Record
+from memory_core.rules.precedence import resolve
+from memory_core.rules.selection import select
 
 CHAIN = ("actor:u1", "team:ops", "tenant:acme", "global")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,6 +1,6 @@
 """The membership rule of a PUT (chain.memberships_after_put): pure, no database."""
 
-from memory_core.chain import memberships_after_put
+from memory_core.rules.chain import memberships_after_put
 
 
 def test_listed_scopes_replace_those_inside_the_reach_where_the_first_one_stood():

@@ -1,11 +1,11 @@
-"""Names are per tenant: how a typed name becomes a stored one (memory_core/names.py).
+"""Names are per tenant: how a typed name becomes a stored one (memory_core/rules/names.py).
 
 Pure functions: no database.
 """
 
 import pytest
 
-from memory_core.names import (
+from memory_core.rules.names import (
     ForeignName,
     membership_problem,
     placement_problem,
@@ -15,7 +15,7 @@ from memory_core.names import (
     relative_ref,
     tenant_of,
 )
-from memory_core.scopes import is_valid_scope
+from memory_core.rules.scopes import is_valid_scope
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.facts import Record
-from memory_core.precedence import resolve
+from memory_core.rules.facts import Record
+from memory_core.rules.precedence import resolve
 
 CHAIN = ("actor:u1", "team:ops", "tenant:acme", "global")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from memory_core.chain import resolve_chain
-from memory_core.scopes import (
+from memory_core.rules.chain import resolve_chain
+from memory_core.rules.scopes import (
     actor_scope,
     fact_problem,
     is_valid_key,

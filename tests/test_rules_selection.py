@@ -2,8 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
-from memory_core.facts import Entry, Record
-from memory_core.selection import select
+from memory_core.rules.facts import Entry, Record
+from memory_core.rules.selection import select
 
 CHAIN = ("actor:u1", "team:ops", "tenant:acme", "global")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

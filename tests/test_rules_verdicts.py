@@ -2,8 +2,8 @@
 
 import pytest
 
-from memory_core.facts import Verdict
-from memory_core.verdicts import forget_verdict, write_verdict
+from memory_core.rules.facts import Verdict
+from memory_core.rules.verdicts import forget_verdict, write_verdict
 
 CHAIN = ("actor:u1", "team:ops", "tenant:acme", "global")
 OWN = CHAIN[0]

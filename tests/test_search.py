@@ -7,8 +7,9 @@ tests/test_semantic_recall.py."""
 import pytest
 from django.db import connection
 
-from memory_core import curation, search, writes
+from memory_core import curation, writes
 from memory_core.actors import chain_of
+from memory_core.recall import search
 
 
 def rank_keys(chain, query, limit):

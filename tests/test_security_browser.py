@@ -8,7 +8,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from memory_core import audit, transcripts, turns, writes
+from memory_core import transcripts, turns, writes
+from memory_core.ledger import access_log
 from tests.browser import log_in
 
 pytestmark = pytest.mark.browser
@@ -63,7 +64,7 @@ def content(org, users):
     transcripts.record_message(org.u1, "t1", "user", "I like miles", principal=org.acme_agent)
     turns.resolve_turn(org.u1, "run-1", principal=org.acme_agent, thread_id="t1")
     turns.resolve_turn(org.u2, "run-2", principal=org.acme_agent)
-    audit.record(org.globex_agent, "remember", 404, actor_ref="acme/u1")
+    access_log.record(org.globex_agent, "remember", 404, actor_ref="acme/u1")
     return note
 
 

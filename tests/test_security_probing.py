@@ -9,7 +9,7 @@ import pytest
 
 from memory_core import writes
 from memory_core.models import AccessLog, Actor, Digest, LedgerEvent, Memory, Message, Thread
-from memory_core.scopes import KEY_RE
+from memory_core.rules.scopes import KEY_RE
 from tests.helpers import bearer
 
 SECRET_TEXTS = ["allergic to penicillin", "penicillin and latex", "my allergy results"]

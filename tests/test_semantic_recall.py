@@ -10,16 +10,17 @@ import pytest
 from django.core.management import call_command
 from django.db import DataError, IntegrityError, connection, transaction
 
-from memory_core import embedders, embeddings, search, turns, writes
-from memory_core.demo import load_demo
-from memory_core.embedders import document_text, vector_problem, without_stopwords
+from memory_console.demo import load_demo
+from memory_core import turns, writes
 from memory_core.models import AccessLog, Embedding, LedgerEvent, Memory
+from memory_core.recall import embeddings, providers, search
+from memory_core.recall.providers import document_text, vector_problem, without_stopwords
 from tests.embedding_server import EmbeddingServer
 from tests.helpers import bearer
 from tests.roles import as_owner
 
 MEMORIES = "/api/v1/memories"
-WORDLLAMA = embedders.WordLlama()
+WORDLLAMA = providers.WordLlama()
 
 
 def remember(client, secret, **body):
@@ -94,7 +95,7 @@ def test_the_default_embedder_loads_from_its_own_package_and_never_downloads(mon
         raise AssertionError("the embedder tried to download")
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", refuse)
-    embedder = embedders.WordLlama()
+    embedder = providers.WordLlama()
     (vector,) = embedder.embed(["reports to Dana Whitfield"]).tolist()
     assert len(vector) == embedder.dims == 256 and vector_problem(vector, 256) is None
     assert embedder.identity.startswith("wordllama:l2_supercat_256@0.4")
@@ -329,21 +330,21 @@ def test_the_http_embedder_speaks_the_openai_protocol_with_bounded_retries(setti
     with EmbeddingServer(mode="down") as server:
         for name, value in server.settings(MEMORY_EMBEDDER_RETRIES=2).items():
             setattr(settings, name, value)
-        assert embedders.embed(["one", "two"]) is None
+        assert providers.embed(["one", "two"]) is None
         assert len(server.requests) == 3  # the first try and two retries
         request = server.requests[0]
         assert request["path"] == "/v1/embeddings"
         assert request["body"] == {"model": "fake-embed", "input": ["one", "two"]}
         assert request["headers"]["Authorization"] == "Bearer sk-test"
 
-        embedders.reset()
+        providers.reset()
         server.mode, server.requests = "bad_request", []
-        assert embedders.embed(["one"]) is None
+        assert providers.embed(["one"]) is None
         assert len(server.requests) == 1  # a 4xx is not retried
 
-        embedders.reset()
+        providers.reset()
         server.mode = "ok"
-        embedder, vectors = embedders.embed(["alpha beta", "gamma"])
+        embedder, vectors = providers.embed(["alpha beta", "gamma"])
         # The server answers out of order; the client puts them back by index.
         assert vectors == [
             server.answer("/v1/embeddings", {"input": [t], "model": "m"})[1]["data"][0]["embedding"]
@@ -494,6 +495,6 @@ def test_migrate_creates_pgvector_itself_where_it_may(db):
 
 def test_the_similarity_floor_setting_overrides_the_embedders_own_and_unsets_cleanly(settings):
     settings.MEMORY_EMBEDDER_MIN_SIMILARITY = 0.5
-    assert embedders.current().min_similarity == 0.5
+    assert providers.current().min_similarity == 0.5
     settings.MEMORY_EMBEDDER_MIN_SIMILARITY = None
-    assert embedders.current().min_similarity == embedders.WordLlama.min_similarity == 0.2
+    assert providers.current().min_similarity == providers.WordLlama.min_similarity == 0.2

@@ -1,7 +1,8 @@
 """Messages and pruning: a pruned origin dangles, memories stay."""
 
-from memory_core import readback, transcripts, writes
+from memory_core import transcripts, writes
 from memory_core.models import LedgerEvent, Memory, Message, Thread
+from memory_core.recall import readback
 
 
 def test_pruning_keeps_the_newest_messages_and_drops_empty_threads(org, operator):

@@ -3,8 +3,9 @@
 import pytest
 from django.test import override_settings
 
-from memory_core import curation, readback, search, turns, writes
+from memory_core import curation, turns, writes
 from memory_core.models import AccessLog, Digest, DigestLine
+from memory_core.recall import readback, search
 
 
 @pytest.fixture

@@ -22,9 +22,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from hypothesis import strategies as st
 
-from memory_core import actors, curation, keys, writes
-from memory_core.grants import grant
-from memory_core.principals import Principal
+from memory_core import actors, curation, writes
+from memory_core.accounts import keys
+from memory_core.accounts.grants import grant
+from memory_core.accounts.principals import Principal
 
 MEMORY_KEYS = ["tone", "units", "fiscal-year"]
 REFS = ["u1", "u2", "u3"]

@@ -18,8 +18,8 @@ from ninja.parser import Parser
 from memory_console import unavailable
 from memory_console.api import actors, health, memories, threads, turns
 from memory_console.api.auth import ApiKeyBearer
-from memory_core import audit
 from memory_core.errors import DomainError
+from memory_core.ledger import access_log
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def _log_refusal(request, detail: dict) -> None:
         return
     match = request.resolver_match
     action = ACTIONS.get((request.method, match.url_name if match else None), "api.request")
-    audit.record(principal, action, 422, detail=detail)
+    access_log.record(principal, action, 422, detail=detail)
 
 
 @api.exception_handler(InterfaceError)

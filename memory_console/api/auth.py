@@ -2,8 +2,8 @@
 
 from ninja.security import HttpBearer
 
-from memory_core import keys
-from memory_core.principals import Principal
+from memory_core.accounts import keys
+from memory_core.accounts.principals import Principal
 
 
 class ApiKeyBearer(HttpBearer):

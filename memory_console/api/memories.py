@@ -20,8 +20,9 @@ from memory_console.api.schemas import (
     SearchQuery,
     errors,
 )
-from memory_core import actors, forgetting, readback, visibility, writes
-from memory_core.search import search_memories
+from memory_core import actors, forgetting, visibility, writes
+from memory_core.recall import readback
+from memory_core.recall.search import search_memories
 
 router = Router(tags=["memories"])
 

@@ -3,8 +3,8 @@
 The services enforce each rule and name it when they refuse ("key must start with …",
 "fact is 241 characters; the limit is 240 characters"); the document states the same rule
 as a JSON Schema `pattern`, so a generated client, and schemathesis, know exactly what the
-server takes. Refs, scope tokens and keys reuse memory_core.scopes' own patterns; the
-character rules of memory_core.inputs and scopes.fact_problem are restated as character
+server takes. Refs, scope tokens and keys reuse memory_core.rules.scopes' own patterns; the
+character rules of memory_core.rules.inputs and scopes.fact_problem are restated as character
 classes, and tests/test_api_schema_rules.py holds each one to its rule, read both as
 JSON Schema (ECMA-262) and by Python's `re`.
 
@@ -13,12 +13,12 @@ ECMA-262 `$` is the end of the string; in Python it also matches before a traili
 newline, so apply these in Python with `fullmatch`, as memory_core does its own.
 """
 
-from memory_core.scopes import KEY_RE, KIND_PATTERN, NAME_PATTERN, REF_PATTERN
+from memory_core.rules.scopes import KEY_RE, KIND_PATTERN, NAME_PATTERN, REF_PATTERN
 
 # General category Cc: C0 and C1 controls, DEL.
 _CONTROLS = r"\x00-\x1f\x7f-\x9f"
 _LINE_SEPARATORS = r"\u2028\u2029"
-# Embeddings/overrides and isolates (memory_core.scopes.BIDI_CONTROLS).
+# Embeddings/overrides and isolates (memory_core.rules.scopes.BIDI_CONTROLS).
 _BIDI = r"\u202a-\u202e\u2066-\u2069"
 # What str.strip() removes besides the controls: a fact, or a search, of nothing but these
 # is empty.

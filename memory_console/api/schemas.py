@@ -19,9 +19,9 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from memory_console.api import patterns
-from memory_core.inputs import HOST_ID_MAX, bad_host_id_char
-from memory_core.scopes import KEY_MAX_CHARS, REF_MAX_CHARS, SCOPE_MAX_CHARS
-from memory_core.search import MAX_QUERY_CHARS
+from memory_core.recall.search import MAX_QUERY_CHARS
+from memory_core.rules.inputs import HOST_ID_MAX, bad_host_id_char
+from memory_core.rules.scopes import KEY_MAX_CHARS, REF_MAX_CHARS, SCOPE_MAX_CHARS
 from memory_core.transcripts import MAX_MESSAGE_CHARS
 
 MAX_MEMBERSHIPS = 32

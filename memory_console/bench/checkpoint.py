@@ -11,8 +11,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
 def verify_checkpoint_timing() -> dict:
-    from memory_core import checkpoints
-    from memory_core.principals import Principal
+    from memory_core.accounts.principals import Principal
+    from memory_core.ledger import checkpoints
 
     key = Ed25519PrivateKey.generate()
     checkpoint = checkpoints.take(key, Principal.system("cli:bench"), record=False)

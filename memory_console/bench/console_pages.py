@@ -78,9 +78,9 @@ def tenant_user(tenant: str) -> str:
     """The tenant administrator (made once, password fresh each run) and its grant."""
     from django.contrib.auth import get_user_model
 
-    from memory_core import grants
+    from memory_core.accounts import grants
+    from memory_core.accounts.principals import Principal
     from memory_core.models import Scope, ScopeGrant
-    from memory_core.principals import Principal
 
     User = get_user_model()
     password = secrets.token_urlsafe(18)
@@ -104,7 +104,7 @@ def _conversation_fixture(actor, rng) -> None:
     agent's answer: the conversation, run and attribution pages' material."""
     from memory_console.bench import words
     from memory_core import transcripts, turns
-    from memory_core.principals import Principal
+    from memory_core.accounts.principals import Principal
 
     principal = Principal.system("bench")
     for i in range(FIXTURE_RUNS):

@@ -1,7 +1,7 @@
 """The bench database: its own database on the same PostgreSQL server, one per size.
 
 Made, seeded and analysed as the owner role (the `owner` alias), and served as the server's
-role, as in production (memory_core/privileges.py).
+role, as in production (memory_core/db/privileges.py).
 
 A seed is complete only when the `bench_seed` marker row is written, in the same
 transaction as the rows it describes; a database without it (an interrupted seed) is
@@ -15,7 +15,7 @@ from django.conf import settings
 from psycopg import sql
 
 from memory_console.database import create_extension, ensure_embedded
-from memory_core.privileges import OWNER_ALIAS, acting_role
+from memory_core.db.privileges import OWNER_ALIAS, acting_role
 
 # Bumped whenever what the seed writes changes meaning (2: ledger events sealed with the
 # hash of migration 0005; 3: every memory version embedded; 4: the kept live counts and

@@ -11,11 +11,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_core.applied import chain_entries
-from memory_core.block import render
-from memory_core.facts import Record
-from memory_core.ids import digest_id
-from memory_core.precedence import resolve
-from memory_core.selection import select
+from memory_core.rules.block import render
+from memory_core.rules.facts import Record
+from memory_core.rules.ids import digest_id
+from memory_core.rules.precedence import resolve
+from memory_core.rules.selection import select
 
 # The chain's live rows by one query; memory_one_live_per_scope_key, a partial unique
 # index on (scope_id, key) WHERE retired_at IS NULL, serves it.

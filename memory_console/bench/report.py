@@ -57,7 +57,7 @@ def machine(pg_version: str, clients: int, workers: int) -> str:
         memory = f", {kb / 1024 / 1024:.0f} GiB"
     except (OSError, ValueError, IndexError):
         pass
-    from memory_core.management.commands.serve import DEFAULT_THREADS
+    from memory_console.management.commands.serve import DEFAULT_THREADS
 
     load = f", load {os.getloadavg()[0]:.2f} at start" if hasattr(os, "getloadavg") else ""
     return (

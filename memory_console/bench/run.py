@@ -37,8 +37,8 @@ def credentials():
     in the bench database: the bench is its own operator."""
     from django.contrib.auth import get_user_model
 
+    from memory_core.accounts.keys import PREFIX_CHARS, SECRET_PREFIX, hash_secret
     from memory_core.actors import global_scope
-    from memory_core.keys import PREFIX_CHARS, SECRET_PREFIX, hash_secret
     from memory_core.models import ApiKey
 
     body = secrets.token_urlsafe(32)
@@ -308,15 +308,15 @@ def embedding_timing(rng, args) -> dict:
 
     from memory_console.bench import words
     from memory_console.bench.report import summary
-    from memory_core import embedders, embeddings
+    from memory_core.recall import embeddings, providers
 
-    if embedders.current() is None:
+    if providers.current() is None:
         return {}
     timings = []
     for i in range(args.warmup + args.requests):
         pair = (f"bench-note-{rng.randrange(20)}", words.fact(rng))
         started = time.perf_counter()
-        if embedders.embed_documents([pair]) is None:
+        if providers.embed_documents([pair]) is None:
             raise RuntimeError("the embedder failed during the bench")
         if i >= args.warmup:
             timings.append(time.perf_counter() - started)
@@ -337,7 +337,7 @@ def embedding_timing(rng, args) -> dict:
 
 
 def verify_timing() -> dict:
-    from memory_core import ledger
+    from memory_core.ledger import ledger
 
     started = time.perf_counter()
     result = ledger.verify()

@@ -24,10 +24,10 @@ from pgvector.psycopg import register_vector
 from memory_console.bench import words
 from memory_console.bench.database import MARKER_DDL, marker
 from memory_console.bench.sizes import Size
-from memory_core import embedders
-from memory_core.ids import new_id
-from memory_core.ledger import GENESIS, event_hash
-from memory_core.progress import Progress
+from memory_core.ledger.ledger import GENESIS, event_hash
+from memory_core.management.progress import Progress
+from memory_core.recall import providers
+from memory_core.rules.ids import new_id
 
 SEED_KEY_PRINCIPAL = "key:benchseed0"
 ADMIN = "bench-admin"
@@ -56,7 +56,7 @@ def tenant_token(t: int) -> str:
 
 
 def team_token(t: int, k: int) -> str:
-    # Names are per tenant (memory_core/names.py): a team is named inside its tenant ...
+    # Names are per tenant (memory_core/rules/names.py): a team is named inside its tenant ...
     return f"team:t{t:03d}/{k}"
 
 
@@ -258,11 +258,11 @@ class Seeder:
         self.progress(len(memories))
 
     def embed(self, cur, memories: list) -> None:
-        """Each version's vector, as the write paths store it (memory_core/embeddings.py):
+        """Each version's vector, as the write paths store it (memory_core/recall/embeddings.py):
         with the configured embedder, or pending when there is none. Binary COPY: the
         vectors go as pgvector's binary form, not as text."""
         started = time.perf_counter()
-        embedder = embedders.current()
+        embedder = providers.current()
         columns = "memory_id, embedder, dims, vector, embedded_at"
         with cur.copy(f"COPY memory_core_embedding ({columns}) FROM STDIN WITH BINARY") as copy:
             copy.set_types(["bigint", "varchar", "int2", "vector", "timestamptz"])

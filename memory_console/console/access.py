@@ -4,7 +4,7 @@ Console views never call a bare `get_object_or_404`: they go through these helpe
 encode who may see what, so a missing check is a missing helper call, visible in review.
 Something outside a user's grants is a 404, never a 403: a 403 would confirm it exists.
 
-Which scopes a user reads is memory_core.permissions' rule: `role_for` for one scope and
+Which scopes a user reads is memory_core.accounts.permissions' rule: `role_for` for one scope and
 `readable_scope_roles` for all of them at once (imported here, where the views look for it).
 
 What a user may *do* is decided by the memory_core services (each raises Forbidden and
@@ -31,10 +31,11 @@ from django.shortcuts import render
 
 from memory_console.console import parameters
 from memory_console.console.links import run_candidates
-from memory_core import audit
+from memory_core.accounts.permissions import readable_scope_roles, role_for
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError, Forbidden, Invalid, NotFound
 from memory_core.garden import reads as garden_reads
-from memory_core.inputs import host_id_problem
+from memory_core.ledger import access_log
 from memory_core.models import (
     AccessLog,
     Actor,
@@ -48,15 +49,14 @@ from memory_core.models import (
     Thread,
 )
 from memory_core.models.access import Role
-from memory_core.names import is_valid_ref
-from memory_core.permissions import readable_scope_roles, role_for
-from memory_core.principals import Principal
-from memory_core.scopes import is_valid_scope
+from memory_core.rules.inputs import host_id_problem
+from memory_core.rules.names import is_valid_ref
+from memory_core.rules.scopes import is_valid_scope
 from memory_core.visibility import MEMORY_ID_RE
 
 
 def _public_id(prefix: str, value: str) -> str | None:
-    """`value` if it has the shape of a public id (memory_core.ids), else None."""
+    """`value` if it has the shape of a public id (memory_core.rules.ids), else None."""
     return value if re.fullmatch(rf"{prefix}_[0-9A-Z]{{26}}", value) else None
 
 
@@ -81,7 +81,7 @@ def not_found(
     if action is not None:
         detail = {"reason": NotFound.reason}
         detail.update({name: value for name, value in (ids or {}).items() if value})
-        audit.record(
+        access_log.record(
             Principal.for_user(user),
             action,
             NotFound.status,
@@ -146,7 +146,7 @@ def api_key_for_admin(user, uid: str, *, action: str = "api_key.revoke") -> ApiK
     if role is None:
         raise not_found(user, action, "API key not found", ids={"api_key": _public_id("key", uid)})
     if role != Role.ADMIN:
-        with audit.refusals_logged(Principal.for_user(user), action, scope=key.reach.token):
+        with access_log.refusals_logged(Principal.for_user(user), action, scope=key.reach.token):
             raise Forbidden(f"managing this key needs an administrator of {key.reach.token}")
     return key
 
@@ -155,7 +155,7 @@ def require_superuser(user, action: str) -> None:
     """Users and grants are a superuser's business (CONSOLE.md, "People"). That page is no
     secret, so a logged-in non-superuser gets Forbidden (a 403 page), logged as `action`."""
     if not user.is_superuser:
-        with audit.refusals_logged(Principal.for_user(user), action):
+        with access_log.refusals_logged(Principal.for_user(user), action):
             raise Forbidden("only a superuser manages users and grants")
 
 

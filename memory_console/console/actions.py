@@ -19,9 +19,9 @@ from memory_console.console.forms import checked
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import wants_fragment
 from memory_core import curation, writes
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError, Invalid
 from memory_core.models import Memory
-from memory_core.principals import Principal
 
 
 class Notice(NamedTuple):

@@ -14,9 +14,9 @@ from memory_console.console.access import (
     readable_scope_roles,
 )
 from memory_console.console.forms import REFUSED_FROM, AccessFilter, LedgerFilter
-from memory_core.attribution import MAX_LINE_CHARS, line_forms, lines_showing
-from memory_core.inputs import HOST_ID_MAX
+from memory_core.ledger.attribution import MAX_LINE_CHARS, line_forms, lines_showing
 from memory_core.models import Memory
+from memory_core.rules.inputs import HOST_ID_MAX
 
 
 def filtered_events(request, form: LedgerFilter, now=None):

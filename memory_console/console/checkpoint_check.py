@@ -12,8 +12,8 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from memory_core import checkpoints
 from memory_core.errors import Invalid
+from memory_core.ledger import checkpoints
 
 # A checkpoint of a few dozen streams is a few kilobytes; a public key, a few hundred bytes.
 MAX_KEY_BYTES = 16 * 1024

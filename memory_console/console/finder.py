@@ -28,10 +28,10 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from memory_core import search
+from memory_core.accounts.permissions import readable_scope_roles, role_for
 from memory_core.models import Memory, RetiredReason, Scope
 from memory_core.models.memories import TS_CONFIG
-from memory_core.permissions import readable_scope_roles, role_for
+from memory_core.recall import search
 
 PAGE_SIZE = 50
 COUNT_CAP = 1_000

@@ -227,7 +227,7 @@ class FinderFilter(forms.Form):
 
     q = forms.CharField(required=False, max_length=200, strip=True)
     scope = forms.CharField(required=False, max_length=161, strip=True)
-    # Kinds are open (memory_core/scopes.py KIND_PATTERN); SCOPE_KINDS are suggestions.
+    # Kinds are open (memory_core/rules/scopes.py KIND_PATTERN); SCOPE_KINDS are suggestions.
     kind = forms.RegexField(required=False, regex=r"^(global|[a-z][a-z0-9_-]{0,31})$")
     author = MemoryFilter.base_fields["author"]
     state = forms.ChoiceField(required=False, choices=[(s, s) for s in MEMORY_STATES])

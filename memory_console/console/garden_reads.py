@@ -14,10 +14,10 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from memory_console.console.access import origin_threads_for_reader
+from memory_core.accounts.permissions import readable_scope_roles
 from memory_core.garden.reads import health_for_reader, open_counts
 from memory_core.models import Memory, Proposal, ProposalEvidence, ProposalKind, ScopeHealth
 from memory_core.models.access import Role
-from memory_core.permissions import readable_scope_roles
 
 BAR_WIDTH = 240  # the dashboard's bars, in SVG units
 

@@ -9,12 +9,13 @@ from django.utils import timezone
 from memory_console.console.access import readable_scope_roles
 from memory_console.console.cursors import newest_first, section_cursors, section_links
 from memory_console.console.rendering import render_page
-from memory_core import audit, embedders
+from memory_core.accounts.permissions import can_administer, role_for
+from memory_core.accounts.principals import Principal
+from memory_core.ledger import access_log
 from memory_core.models import AccessLog, DigestLine, Embedding, LedgerEvent, Memory
 from memory_core.models.access import Role
-from memory_core.names import ref_of_scope
-from memory_core.permissions import can_administer, role_for
-from memory_core.principals import Principal
+from memory_core.recall import providers
+from memory_core.rules.names import ref_of_scope
 from memory_core.shapes import origin, resolving_threads
 from memory_core.writes import promotion_targets
 
@@ -84,7 +85,7 @@ def _embedding(memory: Memory):
     row = Embedding.objects.filter(memory=memory).values("embedder", "dims", "embedded_at").first()
     if row is None or row["embedder"] is None:
         return {"pending": True}
-    current = embedders.current()
+    current = providers.current()
     row["current"] = current is not None and (current.identity, current.dims) == (
         row["embedder"],
         row["dims"],
@@ -156,7 +157,7 @@ def render_memory(request, memory: Memory, *, errors=None, posted=None, notice=N
         fragment="console/memory.html#memory-content",
         status=status,
     )
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "memory.read",
         200,

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
 
+from memory_core.accounts.permissions import readable_scope_roles
 from memory_core.actors import ancestors
 from memory_core.models import Actor, Digest, Memory, Message, Thread
-from memory_core.permissions import readable_scope_roles
 
 # The last chain check, kept in the checker's session: it was computed over *their*
 # streams, so it is theirs to see, and the dashboard shows it instead of re-walking the

@@ -48,7 +48,7 @@ urlpatterns = [
     # "publish" when the user reads one, and otherwise sends it to the scope (views/scopes.py).
     path("scopes/<path:token>/publish/", scopes.scope_publish, name="scope-publish"),
     path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
-    # The finder and its bulk actions; memory ids never read "bulk" (memory_core/ids.py).
+    # The finder and its bulk actions; memory ids never read "bulk" (memory_core/rules/ids.py).
     path("memories/", finder.memory_finder, name="memories"),
     path("memories/bulk/", finder.bulk_action, name="memories-bulk"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),

@@ -1,7 +1,7 @@
 """The app server under test: `manage.py serve` (gunicorn, DEBUG off) in a subprocess on a
 free loopback port, against the database URLs it is given, as in production: it migrates
 as the owner (DATABASE_OWNER_URL) and serves as the server's role (DATABASE_URL), see
-memory_core/privileges.py.
+memory_core/db/privileges.py.
 
 It runs in its own session (process group), so stopping it stops gunicorn and every worker
 at once, even when the arbiter died first; and on Linux it is sent SIGTERM when the thread

@@ -15,10 +15,11 @@ argument, so nothing a model sends can name another person.
 
 from dataclasses import dataclass
 
-from memory_core import actors, audit
+from memory_core import actors
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Invalid
+from memory_core.ledger import access_log
 from memory_core.models import Actor
-from memory_core.principals import Principal
 
 NO_ACTOR = (
     "this connection names no actor: connect to /mcp/actors/<ref>/, or use a key bound to "
@@ -52,6 +53,6 @@ class Connection:
         first sight when `register`, as POST /turns, /memories and /threads do)."""
         ref = self.actor_ref
         if ref is None:
-            with audit.refusals_logged(self.principal, "actor.lookup"):
+            with access_log.refusals_logged(self.principal, "actor.lookup"):
                 raise Invalid(NO_ACTOR, reason="no_actor")
         return actors.actor_for_key(ref, self.api_key, self.principal, register=register)

@@ -44,8 +44,8 @@ from memory_console.mcp.arguments import (
 )
 from memory_console.mcp.connection import Connection
 from memory_core import actors, curation, transcripts, turns, visibility, writes
-from memory_core.ids import new_id
-from memory_core.search import search_memories as search_chain
+from memory_core.recall.search import search_memories as search_chain
+from memory_core.rules.ids import new_id
 from memory_core.shapes import timestamp
 
 

@@ -23,7 +23,7 @@ from memory_console import unavailable
 from memory_console.mcp import protocol
 from memory_console.mcp.connection import Connection
 from memory_console.mcp.jsonrpc import INVALID_REQUEST, UNAUTHORIZED, UNAVAILABLE, error
-from memory_core import keys
+from memory_core.accounts import keys
 
 logger = logging.getLogger(__name__)
 

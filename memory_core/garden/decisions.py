@@ -18,11 +18,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_core import curation, writes
+from memory_core.accounts.permissions import can_administer
 from memory_core.changes import audited, for_proposal, in_bulk
 from memory_core.errors import DomainError, Forbidden, Invalid, NotFound
-from memory_core.ids import new_id
 from memory_core.models import EvidenceRole, Memory, Proposal, ProposalKind, ProposalState
-from memory_core.permissions import can_administer
+from memory_core.rules.ids import new_id
 
 MAX_BATCH = 200
 RESOLUTIONS = ("invalidate", "correct")  # what approving a shadowed-person proposal does

@@ -9,7 +9,7 @@ Two texts are *lexically equivalent* when they say the same content words: the s
 stemmed, stop-word-free lexemes of the `english` text search configuration (the one behind
 search's stored tsvector), so "prefers tea in the morning" and "in the morning, prefers
 tea" are one fact. A text with no content word at all falls back to its lower-cased self.
-When an embedder is configured (memory_core/embedders.py), texts whose vectors (stored in
+When an embedder is configured (memory_core/recall/providers.py), texts whose vectors (stored in
 memory_core_embedding, made by the current embedder) have a cosine similarity of at least
 GARDEN_SIMILARITY are equivalent too (`semantic_*`).
 

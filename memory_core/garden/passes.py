@@ -21,11 +21,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memory_core import embedders
+from memory_core.db.locks import advisory_xact_lock
 from memory_core.garden import detect
 from memory_core.garden.detect import Finding, Window
-from memory_core.ids import proposal_id as new_proposal_uid
-from memory_core.locks import advisory_xact_lock
 from memory_core.models import (
     Proposal,
     ProposalEvidence,
@@ -34,6 +32,8 @@ from memory_core.models import (
     Scope,
     ScopeHealth,
 )
+from memory_core.recall import providers
+from memory_core.rules.ids import proposal_id as new_proposal_uid
 
 STEPS = ("promote", "merge", "stale", "shadowed", "proposals", "health")
 
@@ -83,7 +83,7 @@ def reach_of(scope: Scope) -> list[int]:
 
 def _embedder():
     """The configured embedder, for the semantic half; None when none is configured."""
-    return embedders.current()
+    return providers.current()
 
 
 def detect_all(window: Window, progress=None) -> list[Finding]:

@@ -7,9 +7,9 @@ Agents have no way here at all: nothing in the API or MCP reads proposals.
 
 from django.db.models import Count, Exists, OuterRef, Sum
 
+from memory_core.accounts.permissions import readable_scope_roles
 from memory_core.errors import NotFound
 from memory_core.models import Proposal, ProposalEvidence, ProposalState, ScopeHealth
-from memory_core.permissions import readable_scope_roles
 
 
 def proposals_for_reader(user):

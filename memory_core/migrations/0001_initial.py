@@ -5,7 +5,7 @@ from django.contrib.postgres.operations import TrigramExtension
 import django.contrib.postgres.indexes
 import django.contrib.postgres.search
 import django.db.models.deletion
-import memory_core.ids
+import memory_core.rules.ids
 import pgtrigger.compiler
 import pgtrigger.migrations
 import uuid
@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
             name='ApiKey',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=memory_core.ids.api_key_id, editable=False, max_length=40, unique=True)),
+                ('uid', models.CharField(default=memory_core.rules.ids.api_key_id, editable=False, max_length=40, unique=True)),
                 ('name', models.CharField(max_length=100)),
                 ('prefix', models.CharField(max_length=16, unique=True)),
                 ('secret_hash', models.CharField(max_length=64)),
@@ -56,7 +56,7 @@ class Migration(migrations.Migration):
             name='Digest',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=memory_core.ids.digest_id, editable=False, max_length=40, unique=True)),
+                ('uid', models.CharField(default=memory_core.rules.ids.digest_id, editable=False, max_length=40, unique=True)),
                 ('run_id', models.CharField(max_length=128)),
                 ('thread_ref', models.CharField(blank=True, max_length=128, null=True)),
                 ('query', models.TextField(blank=True, null=True)),
@@ -116,7 +116,7 @@ class Migration(migrations.Migration):
             name='Memory',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=memory_core.ids.memory_id, editable=False, max_length=40, unique=True)),
+                ('uid', models.CharField(default=memory_core.rules.ids.memory_id, editable=False, max_length=40, unique=True)),
                 ('key', models.CharField(max_length=64)),
                 ('text', models.TextField()),
                 ('pinned', models.BooleanField(default=False)),
@@ -143,7 +143,7 @@ class Migration(migrations.Migration):
             name='Message',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=memory_core.ids.message_id, editable=False, max_length=40, unique=True)),
+                ('uid', models.CharField(default=memory_core.rules.ids.message_id, editable=False, max_length=40, unique=True)),
                 ('run_id', models.CharField(blank=True, max_length=128, null=True)),
                 ('role', models.CharField(choices=[('user', 'User'), ('assistant', 'Assistant'), ('tool', 'Tool')], max_length=16)),
                 ('text', models.TextField()),

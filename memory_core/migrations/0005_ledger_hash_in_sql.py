@@ -9,7 +9,7 @@ from django.db import migrations
 
 # The canonical text is jsonb's own rendering of one array of the event's fields, which
 # PostgreSQL produces identically wherever it runs (keys of an object ordered by length,
-# then bytes; ", " and ": " between items). memory_core.ledger.canonical() is the same
+# then bytes; ", " and ": " between items). memory_core.ledger.ledger.canonical() is the same
 # rendering in Python, for auditors and for the benchmark's bulk seeding; the tests hold
 # the two to each other. STABLE (not IMMUTABLE) so the planner may inline it.
 CREATE = r"""

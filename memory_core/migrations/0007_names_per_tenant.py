@@ -1,4 +1,4 @@
-"""Names are per tenant (memory_core/names.py, DESIGN.md §2).
+"""Names are per tenant (memory_core/rules/names.py, DESIGN.md §2).
 
 Widens the columns that hold scope tokens and actor refs for tenant-qualified names
 (`team:acme/ops`, `actor:acme/u1`, ref `acme/u1`), adds memory_core_tenant_of() (names.tenant_of

@@ -1,5 +1,5 @@
 # Hand-written. The server's role could lift every pgtrigger guard on a table it writes with
-# `SET LOCAL pgtrigger.ignore` (memory_core/trigger_ignore.py says how, and why no longer):
+# `SET LOCAL pgtrigger.ignore` (memory_core/db/trigger_ignore.py says how, and why no longer):
 #
 # 1. pgtrigger's _pgtrigger_should_ignore is replaced by one that lets only a role with the
 #    owner's privileges lift a trigger (post_migrate does it again after every migrate, as
@@ -12,11 +12,11 @@
 #    by their ON DELETE CASCADE (0008, 0013).
 #
 # EXECUTE on the function is revoked from PUBLIC; the server's role gets it from
-# memory_core/privileges.py (APP_FUNCTIONS), like everything else it holds.
+# memory_core/db/privileges.py (APP_FUNCTIONS), like everything else it holds.
 
 from django.db import migrations
 
-from memory_core.trigger_ignore import GUARD
+from memory_core.db.trigger_ignore import GUARD
 
 # The pgtrigger id of Memory's `memory_delete_only_by_forget` (pgtrigger_<name>_<hash of the
 # model's URI>); tests/test_guards_hold_for_app_role.py checks it names that trigger.

@@ -7,9 +7,9 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 
-from memory_core.ids import api_key_id
 from memory_core.models.guards import REFUSED_SQLSTATE, Protect, ReadOnly, no_truncate
-from memory_core.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
+from memory_core.rules.ids import api_key_id
+from memory_core.rules.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
 
 
 class Role(models.TextChoices):

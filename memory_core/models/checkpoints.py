@@ -1,6 +1,6 @@
 """That a signed checkpoint of the ledger was taken: when, which heads, with which key.
 
-The checkpoint itself (memory_core/checkpoints.py) is a small signed JSON file kept outside
+The checkpoint itself (memory_core/ledger/checkpoints.py) is a small signed JSON file kept outside
 the database — mailed, put in a WORM bucket, notarised — because evidence an attacker with
 the database's superuser password could rewrite is no evidence. The database keeps only this
 record of the taking, so the dashboard can show the last checkpoint and its age and

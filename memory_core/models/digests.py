@@ -4,9 +4,9 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Func, Q, Value
 
-from memory_core.ids import digest_id
 from memory_core.models.guards import erased_actor_guard
-from memory_core.scopes import SCOPE_MAX_CHARS
+from memory_core.rules.ids import digest_id
+from memory_core.rules.scopes import SCOPE_MAX_CHARS
 
 
 class Digest(models.Model):

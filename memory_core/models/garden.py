@@ -12,8 +12,8 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
-from memory_core.ids import proposal_id
-from memory_core.scopes import SCOPE_MAX_CHARS
+from memory_core.rules.ids import proposal_id
+from memory_core.rules.scopes import SCOPE_MAX_CHARS
 
 
 class ProposalKind(models.TextChoices):

@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.db.models.fields.json import KeyTransform
 
 from memory_core.models.guards import Protect, no_truncate
-from memory_core.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
+from memory_core.rules.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
 
 
 class LedgerEvent(models.Model):

@@ -10,8 +10,8 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
 
-from memory_core.ids import memory_id
 from memory_core.models.guards import Protect, ReadOnly, erased_actor_guard, no_truncate
+from memory_core.rules.ids import memory_id
 
 KEY_REGEX = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 # The text search configuration behind the stored tsvector and every fts query.

@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_core.models.guards import REFUSED_SQLSTATE
-from memory_core.scopes import (
+from memory_core.rules.scopes import (
     GLOBAL,
     KIND_PATTERN,
     REF_MAX_CHARS,
@@ -13,12 +13,12 @@ from memory_core.scopes import (
     SCOPE_MAX_CHARS,
 )
 
-# memory_core.scopes.SCOPE_RE without its look-ahead; `scope_tenant_is_one_name` adds the
+# memory_core.rules.scopes.SCOPE_RE without its look-ahead; `scope_tenant_is_one_name` adds the
 # rest (a tenant is one name, so `tenant:a/b` is no token).
 SCOPE_TOKEN_REGEX = rf"^(global|{KIND_PATTERN}:{REF_PATTERN})$"
 ACTOR_REF_REGEX = rf"^{REF_PATTERN}$"
 
-# Names are per tenant (memory_core/names.py): a scope named inside tenant T hangs under
+# Names are per tenant (memory_core/rules/names.py): a scope named inside tenant T hangs under
 # tenant:T or another scope of T; a tenant hangs under global; a scope outside every tenant
 # never hangs under one. memory_core_tenant_of() is names.tenant_of in SQL (migration 0007).
 SCOPE_PLACEMENT_SQL = f"""

@@ -5,8 +5,8 @@ Pruning them never touches memories: a memory's origin is a pointer allowed to d
 
 from django.db import models
 
-from memory_core.ids import message_id
 from memory_core.models.guards import erased_actor_guard
+from memory_core.rules.ids import message_id
 
 
 class Thread(models.Model):

@@ -21,10 +21,11 @@ def main() -> None:
     django.setup()
     from django.contrib.auth import get_user_model
 
-    from memory_core import actors, keys, writes
-    from memory_core.grants import grant
+    from memory_core import actors, writes
+    from memory_core.accounts import keys
+    from memory_core.accounts.grants import grant
+    from memory_core.accounts.principals import Principal
     from memory_core.models import Scope
-    from memory_core.principals import Principal
 
     spec = json.loads(sys.stdin.read())
     system = Principal.system("cli:reliability")

@@ -7,9 +7,9 @@ from django.views.decorators.http import require_GET
 from memory_console.console.access import console_view, readable_scope_roles
 from memory_console.console.forms import ActorSearch, page_number
 from memory_console.console.rendering import render_page
-from memory_core import audit
+from memory_core.accounts.principals import Principal
+from memory_core.ledger import access_log
 from memory_core.models import Actor
-from memory_core.principals import Principal
 
 PAGE_SIZE = 50
 COUNT_CAP = 10_000
@@ -54,5 +54,5 @@ def actor_search(request):
     response = render_page(
         request, "console/actors.html", context, fragment="console/_actor_rows.html"
     )
-    audit.record(Principal.for_user(request.user), "actor.search", 200, count=len(actors))
+    access_log.record(Principal.for_user(request.user), "actor.search", 200, count=len(actors))
     return response

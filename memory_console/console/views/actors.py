@@ -17,12 +17,13 @@ from memory_console.console.actions import Notice, error_text, htmx_action
 from memory_console.console.forms import AUTHOR_COMBINATION_LABELS, page_number
 from memory_console.console.links import actor_path
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import applied, audit, erasure, turns
+from memory_core import applied, erasure, turns
+from memory_core.accounts.permissions import role_for
+from memory_core.accounts.principals import Principal
 from memory_core.actors import chain_of
 from memory_core.errors import DomainError, Invalid, NotFound
+from memory_core.ledger import access_log
 from memory_core.models import Actor, Digest, Memory, Scope
-from memory_core.permissions import role_for
-from memory_core.principals import Principal
 
 RECENT_TURNS = 10
 PAGE = "console/actor.html"
@@ -182,7 +183,7 @@ def _page_context(request, actor: Actor, readable) -> dict:
 
 
 def _log_read(request, actor: Actor, context: dict) -> None:
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "actor.read",
         200,

@@ -6,7 +6,7 @@ originating run's messages highlighted. A pruned conversation is "origin no long
 resolves", never an error; a forgotten memory shows when and by whom, and no text.
 
 `?line=` is matched by equality on the exact forms a stored line can take
-(memory_core.attribution.lines_showing), an index probe on the hash of DigestLine.text;
+(memory_core.ledger.attribution.lines_showing), an index probe on the hash of DigestLine.text;
 `?run=` (with an optional `?actor=`, since run ids are unique per actor only) traces every
 line of a run.
 The pasted text is never written to the access log: it is a fact.
@@ -25,10 +25,10 @@ from memory_console.console.access import (
 from memory_console.console.audit_rows import attribution_lines, attribution_query
 from memory_console.console.reads import RunGroup, group_by_run
 from memory_console.console.rendering import render_page
-from memory_core import audit
-from memory_core.attribution import forgotten_events, run_window
+from memory_core.accounts.principals import Principal
+from memory_core.ledger import access_log
+from memory_core.ledger.attribution import forgotten_events, run_window
 from memory_core.models import Digest, DigestLine, LedgerEvent, Memory, Thread
-from memory_core.principals import Principal
 from memory_core.shapes import origin
 
 # Matched prompt lines shown, newest runs first.
@@ -153,7 +153,7 @@ def attribution(request):
     )
     if searched:
         actors = {line.digest.actor.ref for line in lines}
-        audit.record(
+        access_log.record(
             Principal.for_user(user),
             "attribution.read",
             200,

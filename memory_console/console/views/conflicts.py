@@ -28,14 +28,14 @@ from memory_console.console.forms import (
 )
 from memory_console.console.memory_page import render_memory
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import audit
-from memory_core.chain import resolve_chain
+from memory_core.accounts.principals import Principal
 from memory_core.conflicts import Conflict, conflicts_page
 from memory_core.errors import NotFound
+from memory_core.ledger import access_log
 from memory_core.models import Actor, Membership, Scope
 from memory_core.models.access import Role
-from memory_core.principals import Principal
-from memory_core.scopes import GLOBAL
+from memory_core.rules.chain import resolve_chain
+from memory_core.rules.scopes import GLOBAL
 from memory_core.visibility import MEMORY_ID_RE
 from memory_core.writes import promotion_targets
 
@@ -206,7 +206,7 @@ def conflict_list(request):
     response = render_page(
         request, "console/conflicts.html", context, fragment="console/_conflict_rows.html"
     )
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "conflicts.read",
         200,

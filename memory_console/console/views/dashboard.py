@@ -35,7 +35,7 @@ from memory_console.console.charts import Series, last_days, stacked_daily_bars
 from memory_console.console.garden_reads import dashboard_summary
 from memory_console.console.reads import last_verification
 from memory_console.console.rendering import render_page
-from memory_core import checkpoints
+from memory_core.ledger import checkpoints
 from memory_core.summaries import top_live_counts
 
 WINDOW_DAYS = 30

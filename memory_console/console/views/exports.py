@@ -4,7 +4,7 @@ within their grants, superusers whole.
 
 The same filters as the pages (memory_console/console/audit_rows.py), plus, for the
 ledger, a stream and a sequence range. Streamed (StreamingHttpResponse over keyset
-batches, memory_core/exports.py), so an export of a million events holds one batch at a
+batches, memory_core/ledger/exports.py), so an export of a million events holds one batch at a
 time. Each export pins `upto` (the highest row id when it began) and `at` (the instant
 relative windows such as `window=24h` are measured from); its manifest answers at the same
 address plus `/manifest` with those pinned (the `X-Export-Manifest` header gives it), and a
@@ -44,12 +44,12 @@ from memory_console.console.audit_rows import (
 from memory_console.console.forms import AccessFilter, LedgerFilter
 from memory_console.console.parameters import BIGINT_MAX
 from memory_console.routers import on_this_replica
-from memory_core import audit, exports
-from memory_core.attribution import forgotten_events, run_window
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Invalid
-from memory_core.ledger import timestamp_text
+from memory_core.ledger import access_log, exports
+from memory_core.ledger.attribution import forgotten_events, run_window
+from memory_core.ledger.ledger import timestamp_text
 from memory_core.models import AccessLog, LedgerEvent, Memory
-from memory_core.principals import Principal
 from memory_core.shapes import origin
 
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -127,7 +127,7 @@ def _logged(export: exports.Export, user, action: str, chunks, memory_ids=()):
     try:
         yield from chunks
     finally:
-        audit.record(
+        access_log.record(
             Principal.for_user(user),
             action,
             200,
@@ -162,7 +162,7 @@ def _manifest_response(request, export, records, action: str):
     for _ in export.chunks(records):
         pass
     manifest = export.manifest()
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         action,
         200,

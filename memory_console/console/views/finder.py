@@ -28,10 +28,11 @@ from memory_console.console.forms import (
     page_number,
 )
 from memory_console.console.rendering import render_page
-from memory_core import audit, bulk
+from memory_core import bulk
+from memory_core.accounts.principals import Principal
 from memory_core.errors import NotFound
+from memory_core.ledger import access_log
 from memory_core.models import Memory
-from memory_core.principals import Principal
 from memory_core.writes import promotion_targets
 
 
@@ -55,7 +56,7 @@ def memory_finder(request):
     response = render_page(
         request, "console/finder.html", context, fragment="console/_finder_rows.html"
     )
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "memory.find",
         200,

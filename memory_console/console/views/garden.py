@@ -18,11 +18,11 @@ from memory_console.console.forms import checked, page_number
 from memory_console.console.garden_reads import Deciding, cards
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page
-from memory_core import audit
+from memory_core.accounts.principals import Principal
 from memory_core.garden import decisions
 from memory_core.garden.reads import proposals_for_reader
+from memory_core.ledger import access_log
 from memory_core.models import ProposalKind, ProposalState
-from memory_core.principals import Principal
 
 # Proposals shown per kind (and per page, with a kind chosen); the count says how many there
 # are. A card in the list shows its first EVIDENCE_SHOWN pieces of evidence; the
@@ -81,7 +81,7 @@ def garden_list(request):
         "per_kind": PER_KIND,
     }
     response = render_page(request, "console/garden/list.html", context)
-    audit.record(
+    access_log.record(
         Principal.for_user(user),
         "garden.read",
         200,
@@ -103,7 +103,7 @@ def _render_detail(request, uid, *, errors=None, posted=None, status=200):
 @require_GET
 def garden_proposal(request, uid):
     response, card = _render_detail(request, uid)
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "garden.read",
         200,

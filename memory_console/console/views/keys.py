@@ -34,12 +34,13 @@ from memory_console.console.forms import PAGE_SIZE, page_number
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_console.console.tree import flatten_tree
-from memory_core import audit, keys
+from memory_core.accounts import keys
+from memory_core.accounts.permissions import role_for
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Forbidden, Invalid
+from memory_core.ledger import access_log
 from memory_core.models import ApiKey, Scope
 from memory_core.models.access import Role
-from memory_core.permissions import role_for
-from memory_core.principals import Principal
 
 
 def _live() -> Q:
@@ -175,7 +176,7 @@ def _reach_to_create(user, principal, token: str) -> Scope:
     if scope is None and user.is_superuser:
         raise Invalid(f"there is no scope {token}")
     if scope is None or role_for(user, scope) != Role.ADMIN:
-        with audit.refusals_logged(principal, "api_key.create", scope=token[:161]):
+        with access_log.refusals_logged(principal, "api_key.create", scope=token[:161]):
             raise Forbidden(f"you do not administer {token}")
     return scope
 

@@ -21,8 +21,8 @@ from memory_console.console.forms import LEDGER_KINDS, LedgerFilter
 from memory_console.console.methods import post_only
 from memory_console.console.reads import VERIFICATION_KEY, last_verification, shown_verification
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import checkpoints, ledger
 from memory_core.errors import Invalid
+from memory_core.ledger import checkpoints, ledger
 
 # How often an open ledger page asks for new events (static/js/live-poll.js pauses it
 # while the tab is hidden or the person pressed "Pause").

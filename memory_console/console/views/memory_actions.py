@@ -26,8 +26,8 @@ from memory_console.console.forms import parse_tags
 from memory_console.console.memory_page import render_memory
 from memory_console.console.rendering import wants_fragment
 from memory_core import curation, forgetting, undo, writes
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError, Invalid, NotFound
-from memory_core.principals import Principal
 
 
 def _action_name(request) -> str:

@@ -19,12 +19,12 @@ from memory_console.console.access import (
 )
 from memory_console.console.reads import actor_trail
 from memory_console.console.rendering import render_page
-from memory_core import audit
-from memory_core.attribution import forgotten_events
-from memory_core.inputs import HOST_ID_MAX
+from memory_core.accounts.principals import Principal
+from memory_core.ledger import access_log
+from memory_core.ledger.attribution import forgotten_events
 from memory_core.models import Scope
-from memory_core.principals import Principal
-from memory_core.scopes import actor_scope
+from memory_core.rules.inputs import HOST_ID_MAX
+from memory_core.rules.scopes import actor_scope
 from memory_core.transcripts import thread_states
 
 PAGE_SIZE = 50
@@ -75,7 +75,7 @@ def run_list(request):
     context = {"runs": runs, "older": older, "paged": paged, "actor_ref": actor_ref}
     response = render_page(request, "console/runs.html", context, fragment="console/_run_rows.html")
     # The list shows queries and stats, no memory text: a row says who looked, and at whom.
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "run.list",
         200,
@@ -128,7 +128,7 @@ def run_detail(request, path):
         "kept": kept(digest),
     }
     response = render_page(request, "console/run.html", context)
-    audit.record(
+    access_log.record(
         Principal.for_user(user),
         "run.read",
         200,

@@ -26,15 +26,17 @@ from memory_console.console.forms import (
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page, wants_fragment
 from memory_console.console.tree import MAX_INDENT, Node, flatten_tree
-from memory_core import audit, search, writes
+from memory_core import writes
+from memory_core.accounts.permissions import role_for
+from memory_core.accounts.principals import Principal
 from memory_core.actors import ancestors
 from memory_core.errors import NotFound
+from memory_core.ledger import access_log
 from memory_core.models import Memory, Scope
 from memory_core.models.access import Role
-from memory_core.names import ref_of_scope
-from memory_core.permissions import role_for
-from memory_core.principals import Principal
-from memory_core.scopes import GLOBAL
+from memory_core.recall import search
+from memory_core.rules.names import ref_of_scope
+from memory_core.rules.scopes import GLOBAL
 from memory_core.summaries import LiveCount, live_counts
 
 # The scope tree is shown lazily (issue 19): at a million memories it holds 10,000 actors.
@@ -255,7 +257,7 @@ def _render_scope(request, scope: Scope, *, publish_error=None, status=200):
     response = render_page(
         request, "console/scope.html", context, fragment="console/_memory_rows.html", status=status
     )
-    audit.record(
+    access_log.record(
         Principal.for_user(user),
         "scope.read",
         200,

@@ -27,12 +27,12 @@ from memory_console.console.access import (
 from memory_console.console.cursors import cursor_id, newest_first
 from memory_console.console.reads import RunGroup, actor_trail, group_by_run
 from memory_console.console.rendering import render_page
-from memory_core import audit
+from memory_core.accounts.principals import Principal
 from memory_core.errors import NotFound
-from memory_core.inputs import HOST_ID_MAX
+from memory_core.ledger import access_log
 from memory_core.models import Actor, Memory, Message, Thread
-from memory_core.principals import Principal
-from memory_core.scopes import actor_scope
+from memory_core.rules.inputs import HOST_ID_MAX
+from memory_core.rules.scopes import actor_scope
 
 PAGE_MESSAGES = 100
 # Threads listed when a thread id is shared by several readable actors.
@@ -130,7 +130,7 @@ def thread_list(request):
         request, "console/threads.html", context, fragment="console/_thread_rows.html"
     )
     # The list shows thread ids and counts, no message text.
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "thread.list",
         200,
@@ -177,7 +177,7 @@ def thread_detail(request, thread_id):
     response = render_page(request, "console/thread.html", context)
     principal = Principal.for_user(user)
     for page in pages:
-        audit.record(
+        access_log.record(
             principal,
             "thread.read",
             200,

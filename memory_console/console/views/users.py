@@ -2,9 +2,9 @@
 
 CONSOLE.md: "Grants are managed on a Users page (superusers)". The page's existence is no
 secret, so a logged-in non-superuser gets a 403 page and an access-log row, not a 404.
-Grants change through memory_core.grants (which checks again and writes the ledger);
+Grants change through memory_core.accounts.grants (which checks again and writes the ledger);
 creating a user is Django's own UserCreationForm, password validators included.
-Deactivating, reactivating and setting a new password go through memory_core.users (one
+Deactivating, reactivating and setting a new password go through memory_core.accounts.users (one
 audited change each, ledger event and access-log row, no password material in either).
 The list is paged and searched by username; revoking a grant has a confirmation step
 (a <details> that opens the form, so it needs no JavaScript).
@@ -22,11 +22,12 @@ from memory_console.console.access import console_view, grant_for_superuser, req
 from memory_console.console.forms import PAGE_SIZE, page_number
 from memory_console.console.methods import post_only
 from memory_console.console.rendering import render_page, wants_fragment
-from memory_core import audit, grants, users
+from memory_core.accounts import grants, users
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Invalid, NotFound
+from memory_core.ledger import access_log
 from memory_core.models import Scope, ScopeGrant
 from memory_core.models.access import Role
-from memory_core.principals import Principal
 
 
 def _render_users(
@@ -118,7 +119,7 @@ def user_create(request):
     if not form.is_valid():
         return _render_users(request, new_user_form=form, status=422)
     person = form.save()
-    audit.record(
+    access_log.record(
         Principal.for_user(request.user),
         "user.create",
         201,

@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_console.bench import database as bench_db
 from memory_console.bench.sizes import PUBLIC_SIZES, SIZES
-from memory_core.privileges import OWNER_ALIAS
+from memory_core.db.privileges import OWNER_ALIAS
 
 
 class Command(BaseCommand):

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_console import backup
-from memory_core import checkpoints
 from memory_core.errors import Invalid
+from memory_core.ledger import checkpoints
 
 
 class Command(BaseCommand):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core import audit, exports
-from memory_core.principals import Principal
-from memory_core.progress import Progress
+from memory_core.accounts.principals import Principal
+from memory_core.ledger import access_log, exports
+from memory_core.management.progress import Progress
 
 
 def moment(text: str) -> datetime:
@@ -73,7 +73,7 @@ class ExportCommand(BaseCommand, ABC):
         with Progress(total, self.name, self.stderr, quiet=quiet) as progress:
             records = (self.record(r) for r in exports.in_batches(rows, upto))
             manifest = exports.write_files(export, records, path, progress)
-        audit.record(
+        access_log.record(
             principal,
             f"export.{self.name}",
             200,

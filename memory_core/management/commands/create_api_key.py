@@ -20,10 +20,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from memory_core import actors, keys
+from memory_core import actors
+from memory_core.accounts import keys
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError, NotFound
 from memory_core.models import Scope
-from memory_core.principals import Principal
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ of them, with a progress bar. Exit 1 when the embedder fails (what was done stay
 
 from django.core.management.base import BaseCommand
 
-from memory_core import embedders, embeddings
-from memory_core.progress import Progress
+from memory_core.management.progress import Progress
+from memory_core.recall import embeddings, providers
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         if batch < 1:
             self.stderr.write("--batch must be 1 or more")
             raise SystemExit(2)
-        if embedders.current() is None:
+        if providers.current() is None:
             self.stdout.write("no embedder configured (MEMORY_EMBEDDER=none): nothing to do")
             return
         embeddings.add_missing()

@@ -9,9 +9,9 @@ API keys bound to it revoked (memory_core/erasure.py says what stays, and why). 
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_core import erasure
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError
 from memory_core.models import Actor
-from memory_core.principals import Principal
 
 
 class Command(BaseCommand):

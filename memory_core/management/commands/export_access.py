@@ -1,7 +1,7 @@
 """`export_access FILE [--format csv|jsonl] [filters]`: the access log and its manifest,
 for operators (every row; the console's /exports/access.* is the grant-limited form)."""
 
-from memory_core import exports
+from memory_core.ledger import exports
 from memory_core.management.commands._export_command import ExportCommand
 from memory_core.models import AccessLog
 

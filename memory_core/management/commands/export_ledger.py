@@ -1,7 +1,7 @@
 """`export_ledger FILE [--format csv|jsonl] [filters]`: the ledger and its manifest, for
 operators (every stream; the console's /exports/ledger.* is the grant-limited form)."""
 
-from memory_core import exports
+from memory_core.ledger import exports
 from memory_core.management.commands._export_command import ExportCommand
 from memory_core.models import LedgerEvent
 

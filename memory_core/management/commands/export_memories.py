@@ -21,9 +21,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory_core.management.progress import Progress
 from memory_core.models import Author, Memory, Scope
-from memory_core.progress import Progress
-from memory_core.scopes import GLOBAL
+from memory_core.rules.scopes import GLOBAL
 from memory_core.shapes import timestamp
 
 

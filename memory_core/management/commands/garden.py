@@ -9,8 +9,8 @@ stderr, one step per detector.
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.garden import passes
+from memory_core.management.progress import Progress
 from memory_core.models import Scope
-from memory_core.progress import Progress
 
 
 class Command(BaseCommand):

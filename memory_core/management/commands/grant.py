@@ -2,11 +2,11 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core import grants
+from memory_core.accounts import grants
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError, NotFound
 from memory_core.models import Scope
 from memory_core.models.access import Role
-from memory_core.principals import Principal
 
 
 class Command(BaseCommand):

@@ -34,11 +34,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from memory_core import actors, writes
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError
+from memory_core.management.progress import Progress
 from memory_core.models import Author, Scope
-from memory_core.principals import Principal
-from memory_core.progress import Progress
-from memory_core.scopes import GLOBAL, is_valid_scope
+from memory_core.rules.scopes import GLOBAL, is_valid_scope
 
 FIELDS = frozenset({"scope", "key", "text", "pinned", "tags", "user", "parent", "author"})
 OPTIONAL_FIELDS = frozenset({"expires_at"})

@@ -5,9 +5,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core import checkpoints
+from memory_core.accounts.principals import Principal
 from memory_core.errors import Invalid
-from memory_core.principals import Principal
+from memory_core.ledger import checkpoints
 
 
 class Command(BaseCommand):

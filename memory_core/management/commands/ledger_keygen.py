@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core import checkpoints
 from memory_core.errors import Invalid
+from memory_core.ledger import checkpoints
 
 
 class Command(BaseCommand):

@@ -7,10 +7,10 @@ pruned conversation keeps its origin, which then reads "origin no longer resolve
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_core import transcripts
+from memory_core.accounts.principals import Principal
 from memory_core.errors import DomainError
+from memory_core.management.progress import Progress
 from memory_core.models import Thread
-from memory_core.principals import Principal
-from memory_core.progress import Progress
 
 
 def non_negative(value: str) -> int:

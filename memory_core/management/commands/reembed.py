@@ -11,8 +11,8 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from memory_core import embedders, embeddings
-from memory_core.progress import Progress
+from memory_core.management.progress import Progress
+from memory_core.recall import embeddings, providers
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         if batch < 1:
             self.stderr.write("--batch must be 1 or more")
             raise SystemExit(2)
-        embedder = embedders.current()
+        embedder = providers.current()
         if embedder is None:
             self.stdout.write("no embedder configured (MEMORY_EMBEDDER=none): nothing to do")
             return
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         try:
             with Progress(total, "reembed", self.stderr, quiet=quiet) as progress:
                 done = embeddings.reembed(batch=batch, progress=progress)
-        except embedders.EmbedderError as error:
+        except providers.EmbedderError as error:
             self.stderr.write(f"{error}; {embeddings.stale_count()} left to rebuild")
             raise SystemExit(1) from None
         seconds = time.monotonic() - started

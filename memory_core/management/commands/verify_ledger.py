@@ -2,7 +2,7 @@
 
 Exit 0 printing `ok: N events`; otherwise exit 1 naming the first broken event. With a
 checkpoint, its signature is checked first, then every chain, then that each stream still
-holds the checkpointed head (memory_core/checkpoints.py); a failure names the stream and
+holds the checkpointed head (memory_core/ledger/checkpoints.py); a failure names the stream and
 sequence.
 """
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core import checkpoints, ledger
 from memory_core.errors import Invalid
-from memory_core.progress import Progress
+from memory_core.ledger import checkpoints, ledger
+from memory_core.management.progress import Progress
 
 # Below this many events the check takes well under a second: no progress line.
 PROGRESS_FROM = 5000

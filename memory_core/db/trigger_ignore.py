@@ -42,7 +42,7 @@ IGNORE_FUNCTION = '"public"._pgtrigger_should_ignore'
 GUARD = f"""
 CREATE OR REPLACE FUNCTION {IGNORE_FUNCTION}(trigger_name NAME)
 RETURNS BOOLEAN AS $$
-    -- memory_core/trigger_ignore.py: only a role with the owner's privileges lifts a trigger.
+    -- memory_core/db/trigger_ignore.py: only a role with the owner's privileges lifts a trigger.
     -- Everything is schema-qualified: the caller chooses the search_path.
     DECLARE
         _setting TEXT := pg_catalog.current_setting('pgtrigger.ignore', true);
@@ -76,7 +76,7 @@ $$ LANGUAGE plpgsql;
 _CREATES_IGNORE_FUNCTION = re.compile(
     r"FUNCTION\s+(?:\"?public\"?\.)?_pgtrigger_should_ignore\s*\(", re.IGNORECASE
 )
-_GUARD_MARK = "memory_core/trigger_ignore.py"
+_GUARD_MARK = "memory_core/db/trigger_ignore.py"
 
 
 def install(cursor) -> None:

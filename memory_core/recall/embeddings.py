@@ -26,9 +26,10 @@ from django.utils import timezone
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from memory_core import embedders, prepared
+from memory_core.db import prepared
+from memory_core.recall import providers
 
-log = logging.getLogger("memory_core.embeddings")
+log = logging.getLogger("memory_core.recall.embeddings")
 
 FLOAT4_OID, FLOAT4_ARRAY_OID = 700, 1021  # fixed in every PostgreSQL
 
@@ -134,7 +135,7 @@ MISSING = """
 def attach(memory) -> bool:
     """The embedding row of a version just inserted, in the write's transaction. True when
     it was embedded, False when it is left pending."""
-    found = embedders.embed_documents([(memory.key, memory.text)])
+    found = providers.embed_documents([(memory.key, memory.text)])
     embedder, vector = (found[0], Vector(found[1][0])) if found else (None, None)
     prepared.execute(
         INSERT_EMBEDDING,
@@ -178,7 +179,7 @@ def _fill_some_pending() -> None:
 def _store(rows) -> int | None:
     """Embed (memory id, key, text) rows and store their vectors: how many, or None when the
     embedder failed (nothing stored)."""
-    found = embedders.embed_documents([(key, text) for _, key, text in rows])
+    found = providers.embed_documents([(key, text) for _, key, text in rows])
     if found is None:
         return None
     embedder, vectors = found
@@ -219,7 +220,7 @@ def pending_count() -> int:
 
 
 def stale_count() -> int:
-    embedder = embedders.current()
+    embedder = providers.current()
     if embedder is None:
         return 0
     params = {"embedder": embedder.identity, "dims": embedder.dims}
@@ -231,7 +232,7 @@ def reembed(*, batch: int = 512, progress=None, limit: int | None = None) -> int
     """Rebuild every live version whose vector the configured embedder did not make (or the
     first `limit` of them: the bench). Raises EmbedderError when the embedder fails (what is
     done so far stays done)."""
-    embedder = embedders.current()
+    embedder = providers.current()
     if embedder is None:
         return 0
     done, after = 0, 0
@@ -245,7 +246,7 @@ def reembed(*, batch: int = 512, progress=None, limit: int | None = None) -> int
             rows = prepared.fetch_all(STALE, params)
             stored = _store(rows) if rows else 0
         if stored is None:
-            raise embedders.EmbedderError(f"{embedder.identity} failed; run reembed again")
+            raise providers.EmbedderError(f"{embedder.identity} failed; run reembed again")
         done += stored
         after = ids[-1]
         if progress is not None and stored:

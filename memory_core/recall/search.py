@@ -21,15 +21,17 @@ tenant's rows. Tiers, reported by name:
   fact) when the first tier found nothing, then `like`.
 """
 
-from memory_core import audit, embedders, prepared
 from memory_core.actors import chain_of
 from memory_core.applied import LIVE_IN_CHAIN, RECORD_COLUMNS, chain_entries, entry_shapes
-from memory_core.embeddings import Vector
+from memory_core.db import prepared
 from memory_core.errors import Invalid
-from memory_core.facts import Record
-from memory_core.inputs import require, text_problem
+from memory_core.ledger import access_log
 from memory_core.models import Actor
 from memory_core.models.memories import TS_CONFIG
+from memory_core.recall import providers
+from memory_core.recall.embeddings import Vector
+from memory_core.rules.facts import Record
+from memory_core.rules.inputs import require, text_problem
 
 MAX_QUERY_CHARS = 2000
 
@@ -143,7 +145,7 @@ def _like_pattern(query: str) -> str:
 
 def _params(chain, query: str, limit: int) -> dict:
     params = {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
-    found = embedders.embed([query])
+    found = providers.embed([query])
     if found is None:  # no embedder, or it failed: the lexical tiers answer alone
         return {**params, "vector": None, "embedder": None, "dims": None, "min_similarity": 1}
     embedder, (vector,) = found
@@ -176,7 +178,7 @@ def check_query(query: str | None) -> str | None:
 
 def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
     """The best `limit` keys for the query, precedence-resolved, plus every pinned key."""
-    with audit.refusals_logged(principal, "search", actor_ref=actor.ref):
+    with access_log.refusals_logged(principal, "search", actor_ref=actor.ref):
         query = check_query(query)
         if query is None:
             raise Invalid("q is required")
@@ -189,7 +191,7 @@ def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
     ranked = set(keys)
     chosen += [e for e in by_key.values() if e.pinned and e.key not in ranked]
     items = entry_shapes(chosen)
-    audit.record(
+    access_log.record(
         principal,
         "search",
         200,

@@ -35,8 +35,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core import audit, ledger, prepared
+from memory_core.db import prepared
 from memory_core.errors import Invalid
+from memory_core.ledger import access_log, ledger
 from memory_core.models import LedgerCheckpoint
 
 FORMAT = "memory-console/ledger-checkpoint/v1"
@@ -197,7 +198,7 @@ def take(signing_key: Ed25519PrivateKey, principal, *, record: bool = True) -> d
                 heads={h["stream"]: {k: h[k] for k in ("seq", "hash", "count")} for h in heads},
                 events=body["events"],
             )
-            audit.record(
+            access_log.record(
                 principal,
                 "ledger.checkpoint",
                 201,

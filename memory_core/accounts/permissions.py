@@ -12,11 +12,11 @@ organisations.
 
 from django.db import connection
 
-from memory_core import verdicts
 from memory_core.actors import ancestors, chain_of
-from memory_core.facts import Verdict
 from memory_core.models import Scope, ScopeGrant
 from memory_core.models.access import Role
+from memory_core.rules import verdicts
+from memory_core.rules.facts import Verdict
 
 
 def _reaching_tokens(scope: Scope) -> set[str]:

@@ -266,7 +266,7 @@ def embed(texts: list[str]) -> tuple[Embedder, list[list[float]]] | None:
     except Exception as error:  # an embedder failing must never fail the write
         import logging
 
-        logging.getLogger("memory_core.embedders").warning("embedder unavailable: %s", error)
+        logging.getLogger("memory_core.recall.providers").warning("embedder unavailable: %s", error)
         _health.down_until = time.monotonic() + settings.MEMORY_EMBEDDER_COOLDOWN
         return None
     return embedder, vectors

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memory_core import prepared
+from memory_core.db import prepared
 from memory_core.errors import DomainError
 
 # The id of the request being served (memory_console/request_ids.py sets it; None in a

@@ -4,7 +4,7 @@ The server connects as a role that owns nothing (`memory_app` on the embedded se
 migrations run as the role that owns the tables (`memory_owner`), through the `owner`
 database alias (README, "Database roles"). The triggers of models/guards.py refuse UPDATE,
 DELETE and TRUNCATE of the ledger and the access log. The app role cannot lift a trigger
-with `SET pgtrigger.ignore` (memory_core/trigger_ignore.py), and holding only SELECT and
+with `SET pgtrigger.ignore` (memory_core/db/trigger_ignore.py), and holding only SELECT and
 INSERT there it cannot even try; the triggers stay, as the second wall, against the owner.
 
 APP_PRIVILEGES (with EXECUTE on the functions of APP_FUNCTIONS) is the whole of what the

@@ -1,8 +1,8 @@
 """The read-back: every key that applies to an actor (GET /memories)."""
 
-from memory_core import audit
 from memory_core.actors import chain_of
 from memory_core.applied import chain_entries, entry_shapes
+from memory_core.ledger import access_log
 from memory_core.models import Actor, Memory
 
 
@@ -20,7 +20,7 @@ def read_back(actor: Actor, *, principal, thread_id: str | None = None, limit=50
         entries = [e for e in entries if e.id in learned_there]
     page = entries[offset : offset + limit]
     items = entry_shapes(page)
-    audit.record(
+    access_log.record(
         principal,
         "read_back",
         200,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from django.db.models import Max
 from django.utils import timezone
 
-from memory_core.ledger import _jsonb_text, timestamp_text
+from memory_core.ledger.ledger import _jsonb_text, timestamp_text
 from memory_core.models import AccessLog, LedgerEvent, Scope
 
 FORMATS = ("csv", "jsonl")

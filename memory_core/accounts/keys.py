@@ -10,12 +10,12 @@ from functools import cache
 
 from django.utils import timezone
 
-from memory_core import prepared
+from memory_core.accounts.permissions import can_administer
 from memory_core.actors import actor_for_key
 from memory_core.changes import audited
+from memory_core.db import prepared
 from memory_core.errors import Forbidden, Invalid
 from memory_core.models import ApiKey, Scope
-from memory_core.permissions import can_administer
 
 SECRET_PREFIX = "mc_"
 PREFIX_CHARS = 10

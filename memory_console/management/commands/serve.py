@@ -9,7 +9,7 @@ when this process exits.
 
 Two database roles: migrations run as the owner of the tables (the `owner` alias,
 DATABASE_OWNER_URL), the demo and every request as the server's own role (`default`,
-DATABASE_URL), which owns nothing (memory_core/privileges.py).
+DATABASE_URL), which owns nothing (memory_core/db/privileges.py).
 """
 
 import gc
@@ -22,9 +22,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from gunicorn.app.base import BaseApplication
 
-from memory_core import embedders
-from memory_core.demo import DemoConflict, fresh_demo_login, load_demo
-from memory_core.privileges import OWNER_ALIAS
+from memory_console.demo import DemoConflict, fresh_demo_login, load_demo
+from memory_core.db.privileges import OWNER_ALIAS
+from memory_core.recall import providers
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -74,7 +74,7 @@ class ConsoleApplication(BaseApplication):
         # text: the tokenizer's thread pool would only compete, in every worker, with the
         # other workers and PostgreSQL for the machine's cores.
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        embedder = embedders.current()
+        embedder = providers.current()
         if embedder is not None:
             embedder.warm()
         # Everything loaded so far lives as long as the process. Left to the collector, each

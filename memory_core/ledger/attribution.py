@@ -14,9 +14,9 @@ from operator import or_
 
 from django.db.models import F, Q, Value
 
-from memory_core.block import ENTRY_MARK, OVERRIDE_MARK
 from memory_core.models import LedgerEvent, Message, Thread
 from memory_core.models.digests import TextHash
+from memory_core.rules.block import ENTRY_MARK, OVERRIDE_MARK
 
 # A prompt line is at most a marker, a scope token, a key and a fact: far below this.
 MAX_LINE_CHARS = 2000

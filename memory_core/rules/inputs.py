@@ -8,7 +8,7 @@ hold it) and lone surrogates (not encodable as UTF-8).
 import unicodedata
 
 from memory_core.errors import Invalid
-from memory_core.scopes import BIDI_CONTROLS
+from memory_core.rules.scopes import BIDI_CONTROLS
 
 HOST_ID_MAX = 128
 

@@ -20,8 +20,8 @@ from django.db.models import Count
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memory_core import prepared
-from memory_core.locks import advisory_xact_lock
+from memory_core.db import prepared
+from memory_core.db.locks import advisory_xact_lock
 from memory_core.models import LedgerEvent
 
 GENESIS = "0" * 64
@@ -227,7 +227,7 @@ SEAL_RANGE = 250_000
 
 def _rows(sql: str, params) -> list[tuple]:
     """Run one of the two passes unprepared, so PostgreSQL plans it for these very values.
-    As a prepared statement (memory_core.prepared, planned once and generically) the seal
+    As a prepared statement (memory_core.db.prepared, planned once and generically) the seal
     pass cannot tell a range of 250,000 ids from a handful and scans it in one process; planned
     for the values it scans in parallel: at 1m events 2.3 s instead of 4.5 s."""
     with connection.cursor() as cursor:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from memory_core import actors, curation, grants, keys, transcripts, turns, writes
+from memory_core import actors, curation, transcripts, turns, writes
+from memory_core.accounts import grants, keys
+from memory_core.accounts.principals import Principal
+from memory_core.management.progress import Progress
 from memory_core.models import Actor, Digest, Memory, Scope, Thread
-from memory_core.principals import Principal
-from memory_core.progress import Progress
 
 MARKER = "tenant:acme"
 
