@@ -4,7 +4,7 @@ live view, its pause and hidden-tab gating, the chain check, and the dashboard."
 import pytest
 from playwright.sync_api import expect
 
-from memory_console.console.views.ledger import POLL_SECONDS
+from memory_console.console.ledger.views import POLL_SECONDS
 from memory_core import turns, writes
 from memory_core.errors import Forbidden
 from memory_core.ledger import access_log

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from memory_console.console.memory_page import PAGE_ROWS
+from memory_console.console.memories.reads import PAGE_ROWS
 from memory_core import turns, writes
 from tests.browser import log_in
 

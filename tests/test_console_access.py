@@ -4,12 +4,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from memory_console.console.access import (
+from memory_console.console.common.access import (
     memory_for_reader,
     readable_scope_roles,
     scope_for_reader,
 )
-from memory_console.console.tree import flatten_tree
+from memory_console.console.common.tree import flatten_tree
 from memory_core import actors, writes
 from memory_core.accounts.permissions import role_for
 from memory_core.accounts.principals import Principal

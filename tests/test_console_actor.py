@@ -5,7 +5,7 @@ import re
 import pytest
 from django.utils.html import escape
 
-from memory_console.console.access import actor_for_reader
+from memory_console.console.common.access import actor_for_reader
 from memory_core import turns, writes
 from memory_core.errors import NotFound
 from memory_core.models import AccessLog, Digest
@@ -218,7 +218,7 @@ def test_memory_text_is_escaped_in_the_listing_conflicts_and_preview(client, use
 @pytest.fixture
 def many(users, org, monkeypatch):
     """Seven keys at u1's scope (three conflicting with acme's), pages of three."""
-    from memory_console.console.views import actors
+    from memory_console.console.actors import reads as actors
 
     monkeypatch.setattr(actors, "APPLIED_PAGE", 3)
     monkeypatch.setattr(actors, "CONFLICTS_PAGE", 2)

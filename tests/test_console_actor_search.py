@@ -3,7 +3,7 @@ open, paged."""
 
 import re
 
-from memory_console.console.views import actor_search
+from memory_console.console.actors import reads as actor_search
 from memory_core.models import AccessLog
 from tests.helpers import login
 

@@ -4,7 +4,7 @@
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from memory_console.console.reads import VERIFICATION_KEY
+from memory_console.console.ledger.verification import VERIFICATION_KEY
 from memory_core import writes
 from memory_core.ledger import checkpoints
 from memory_core.models import LedgerEvent

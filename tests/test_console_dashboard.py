@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_console.console.charts import (
+from memory_console.console.dashboard.charts import (
     Series,
     last_days,
     nice_ceiling,
@@ -115,7 +115,7 @@ def test_counts_per_scope_and_author(client, users, activity):
 def test_only_the_biggest_scopes_are_listed_and_the_totals_count_them_all(
     client, users, activity, monkeypatch
 ):
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
 
     monkeypatch.setattr(dashboard, "SCOPE_ROWS", 2)
     response = login(client, users.su).get("/")
@@ -183,7 +183,7 @@ def test_pinned_omitted_turns_are_listed_as_alerts(client, users, org, crowded_t
 
 
 def test_the_alerts_total_stops_at_its_cap(client, users, org, crowded_turn, monkeypatch):
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
 
     turns.resolve_turn(org.u2, "run-crowded-too", principal=org.acme_agent)
     monkeypatch.setattr(dashboard, "ALERT_ROWS", 1)
@@ -312,7 +312,7 @@ def test_settled_days_are_counted_once_per_reach_and_recent_days_live(
 ):
     from types import SimpleNamespace
 
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
 
     # Three days on, today's writes lie on a settled day: counted once, then cached.
     later = timezone.now() + timedelta(days=3)
@@ -332,7 +332,7 @@ def test_settled_days_of_turns_are_counted_once_and_recent_days_live(
 ):
     from types import SimpleNamespace
 
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
 
     later = timezone.now() + timedelta(days=3)
     monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
@@ -350,7 +350,7 @@ def test_an_hour_that_ended_over_an_hour_ago_is_counted_once(
 ):
     from types import SimpleNamespace
 
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
 
     # Two hours on, this hour has settled (whether or not midnight came between).
     later = timezone.now() + timedelta(hours=2)
@@ -374,7 +374,7 @@ def test_turns_settle_by_the_minute_and_changes_by_the_hour(
     may run longer, is still counted live for an hour."""
     from types import SimpleNamespace
 
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
 
     later = timezone.now() + timedelta(minutes=5)
     monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
@@ -394,7 +394,7 @@ def test_the_live_part_of_the_turns_chart_is_the_last_minutes_only(db, monkeypat
     of its own (cached), each earlier hour one part."""
     from types import SimpleNamespace
 
-    from memory_console.console.views import dashboard
+    from memory_console.console.dashboard import reads as dashboard
     from memory_core.models import Digest
 
     now = timezone.now().replace(minute=59, second=30, microsecond=0)

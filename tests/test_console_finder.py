@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory_console.console import finder
+from memory_console.console.finder import reads as finder
 from memory_core import curation, writes
 from memory_core.models import AccessLog, LedgerEvent, Memory
 from tests.helpers import login

@@ -246,7 +246,7 @@ def test_a_shadowed_correction_without_text_is_422(client, users, org, garden):
 
 
 def test_the_list_cuts_long_evidence_and_pages_a_kind(client, users, org, settings):
-    from memory_console.console.views import garden as garden_view
+    from memory_console.console.garden import reads as garden_view
 
     # A promotion at team:acme/ops held by seven actors: more evidence than a card shows.
     team = [org.u1] + [

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_console.console.reads import VERIFICATION_KEY
+from memory_console.console.ledger.verification import VERIFICATION_KEY
 from memory_core import writes
 from memory_core.accounts.grants import grant
 from memory_core.accounts.principals import Principal

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_console.console.memory_page import PAGE_ROWS
+from memory_console.console.memories.reads import PAGE_ROWS
 from memory_core import turns, writes
 from memory_core.models import AccessLog, DigestLine
 from tests.helpers import explain, login
@@ -133,7 +133,7 @@ def test_the_memory_pages_histories_walk_an_index(client, users, carried, table,
 
 
 def test_totals_stop_at_the_cap_and_say_more_than(client, users, carried, monkeypatch):
-    from memory_console.console import memory_page
+    from memory_console.console.memories import reads as memory_page
 
     monkeypatch.setattr(memory_page, "TOTAL_CAP", RUNS - 5)
     text = login(client, users.auditor).get(f"/memories/{carried.uid}/").text

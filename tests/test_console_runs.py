@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from memory_console.console.links import run_path
-from memory_console.console.views import runs as runs_view
+from memory_console.console.common.links import run_path
+from memory_console.console.runs import reads as runs_view
 from memory_core import curation, forgetting, transcripts, turns, writes
 from memory_core.models import AccessLog, Digest
 

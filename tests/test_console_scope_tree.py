@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory_console.console.views import scopes as scopes_view
+from memory_console.console.scopes import reads as scopes_view
 from memory_core import writes
 from memory_core.models import Memory
 from tests.helpers import login

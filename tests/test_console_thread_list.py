@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_console.console.forms import PAGE_SIZE
+from memory_console.console.common.forms import PAGE_SIZE
 from memory_core import transcripts
 from memory_core.models import AccessLog, Thread
 from tests.helpers import explain, login

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from memory_console.console.views import threads as threads_view
+from memory_console.console.runs import reads as threads_view
 from memory_core import transcripts, turns, writes
 from memory_core.models import AccessLog
 

@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
+from memory_console.bench.report import CONSOLE_PAGES, CONSOLE_ROLES, summary
+
 TENANT_USER = "bench-tenant"
 FIXTURE_THREAD = "bench-console"
 FIXTURE_RUNS = 6
@@ -27,32 +29,6 @@ CONSOLE_REQUESTS = 200
 CONSOLE_WARMUP = 10
 CONSOLE_MIN_REQUESTS = 20
 CONSOLE_BUDGET_S = 30.0
-
-# The measured pages in report order. garden is measured only where /garden/ resolves.
-PAGES = (
-    "dashboard",
-    "scopes",
-    "scope",
-    "actor",
-    "memory",
-    "conflicts",
-    "ledger",
-    "access",
-    "attribution_line",
-    "attribution_run",
-    "runs",
-    "run",
-    "conversation",
-    "keys",
-    "users",
-    "finder",
-    "garden",
-)
-
-
-def op_names() -> list[str]:
-    """Every console op in report order, both roles."""
-    return [f"console_{p}{suffix}" for p in PAGES for suffix in ("", "_tenant")]
 
 
 def _say(text: str) -> None:
@@ -123,7 +99,7 @@ def _conversation_fixture(actor, rng) -> None:
 
 def fixtures(tenant: str, sampled_actors: list[dict], rng) -> dict[str, Fixture]:
     """{"": the superuser's fixture, "_tenant": the tenant administrator's}."""
-    from memory_console.console.links import run_path, scope_path, thread_path
+    from memory_console.console.common.links import run_path, scope_path, thread_path
     from memory_core.models import Actor, Digest, DigestLine, Memory, Scope, Thread
 
     name = tenant.split(":", 1)[1]
@@ -197,7 +173,7 @@ def garden_resolves() -> bool:
 
 def plans(fixture: Fixture, rng, *, superuser: bool) -> dict:
     """{page: a function giving (method, path, body, expected statuses)}."""
-    from memory_console.console.links import actor_path
+    from memory_console.console.common.links import actor_path
 
     def get(path, statuses=(200,)):
         return ("GET", path, None, statuses)
@@ -234,12 +210,12 @@ def plans(fixture: Fixture, rng, *, superuser: bool) -> dict:
 def measure(port: int, sessions: dict, fixtures_by_role: dict, args, rng) -> dict:
     """Every console op; `sessions` maps "" and "_tenant" to a logged-in ConsoleSession."""
     from memory_console.bench import load
-    from memory_console.bench.report import summary
     from memory_console.loadgen.client import request
 
     ops = {}
-    for page in PAGES:
-        for role in ("", "_tenant"):
+    # The pages in report order (report.CONSOLE_PAGES): each measured for both roles.
+    for page in CONSOLE_PAGES:
+        for role in CONSOLE_ROLES:
             pages = plans(fixtures_by_role[role], rng, superuser=role == "")
             if page not in pages:
                 continue

@@ -4,26 +4,19 @@ trail's links depend on these staying put. Included at "" by memory_console/urls
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memory_console.console.methods import post_only
-from memory_console.console.views import (
-    access_log,
-    actor_search,
-    actors,
-    attribution,
-    conflicts,
-    dashboard,
-    exports,
-    finder,
-    garden,
-    keys,
-    ledger,
-    memories,
-    memory_actions,
-    runs,
-    scopes,
-    threads,
-    users,
-)
+from memory_console.console.actors import views as actors
+from memory_console.console.common.methods import post_only
+from memory_console.console.conflicts import views as conflicts
+from memory_console.console.dashboard import views as dashboard
+from memory_console.console.finder import views as finder
+from memory_console.console.garden import views as garden
+from memory_console.console.keys import views as keys
+from memory_console.console.ledger import export_views as exports
+from memory_console.console.ledger import views as ledger
+from memory_console.console.memories import views as memories
+from memory_console.console.runs import views as runs
+from memory_console.console.scopes import views as scopes
+from memory_console.console.users import views as users
 from memory_console.login_throttle import ThrottledLoginView
 
 app_name = "console"
@@ -37,7 +30,7 @@ urlpatterns = [
     ),
     path(
         "logout/",
-        # Logging out is a POST (Django's LogoutView); a GET is sent home (methods.py).
+        # Logging out is a POST (Django's LogoutView); a GET is sent home (common/methods.py).
         post_only("console:home")(auth_views.LogoutView.as_view(next_page="/login/")),
         name="logout",
     ),
@@ -45,26 +38,26 @@ urlpatterns = [
     path("scopes/", scopes.scope_list, name="scopes"),
     # Tokens named inside a tenant hold a "/" (`team:acme/ops`); "publish/" below a scope
     # is tried first, and answers a GET with the page of the scope whose last name is
-    # "publish" when the user reads one, and otherwise sends it to the scope (views/scopes.py).
+    # "publish" when the user reads one, and otherwise sends it to the scope (scopes/views.py).
     path("scopes/<path:token>/publish/", scopes.scope_publish, name="scope-publish"),
     path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
     # The finder and its bulk actions; memory ids never read "bulk" (memory_core/rules/ids.py).
     path("memories/", finder.memory_finder, name="memories"),
     path("memories/bulk/", finder.bulk_action, name="memories-bulk"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),
-    path("memories/<str:uid>/correct/", memory_actions.correct, name="memory-correct"),
-    path("memories/<str:uid>/republish/", memory_actions.republish, name="memory-republish"),
-    path("memories/<str:uid>/pin/", memory_actions.pin, name="memory-pin"),
-    path("memories/<str:uid>/unpin/", memory_actions.unpin, name="memory-unpin"),
-    path("memories/<str:uid>/invalidate/", memory_actions.invalidate, name="memory-invalidate"),
-    path("memories/<str:uid>/reinstate/", memory_actions.reinstate, name="memory-reinstate"),
-    path("memories/<str:uid>/revert/", memory_actions.revert, name="memory-revert"),
-    path("memories/<str:uid>/tags/", memory_actions.tags, name="memory-tags"),
-    path("memories/<str:uid>/forget/", memory_actions.forget, name="memory-forget"),
+    path("memories/<str:uid>/correct/", memories.correct, name="memory-correct"),
+    path("memories/<str:uid>/republish/", memories.republish, name="memory-republish"),
+    path("memories/<str:uid>/pin/", memories.pin, name="memory-pin"),
+    path("memories/<str:uid>/unpin/", memories.unpin, name="memory-unpin"),
+    path("memories/<str:uid>/invalidate/", memories.invalidate, name="memory-invalidate"),
+    path("memories/<str:uid>/reinstate/", memories.reinstate, name="memory-reinstate"),
+    path("memories/<str:uid>/revert/", memories.revert, name="memory-revert"),
+    path("memories/<str:uid>/tags/", memories.tags, name="memory-tags"),
+    path("memories/<str:uid>/forget/", memories.forget, name="memory-forget"),
     # Refs are qualified by their tenant (`acme/u1`). "erase/" and "reopen/" below an actor
     # are tried first, and answer a GET with the page of the actor whose ref ends so
-    # (views/actors.py); nothing else is routed below an actor.
-    path("actors/", actor_search.actor_search, name="actors"),
+    # (actors/views.py); nothing else is routed below an actor.
+    path("actors/", actors.actor_search, name="actors"),
     path("actors/<path:ref>/erase/", actors.actor_erase, name="actor-erase"),
     path("actors/<path:ref>/reopen/", actors.actor_reopen, name="actor-reopen"),
     path("actors/<path:ref>/", actors.actor_detail, name="actor"),
@@ -89,9 +82,9 @@ urlpatterns = [
     path("ledger/", ledger.ledger_list, name="ledger"),
     path("ledger/new/", ledger.ledger_new, name="ledger-new"),
     path("ledger/verify/", ledger.ledger_verify, name="ledger-verify"),
-    path("access/", access_log.access_list, name="access"),
-    path("attribution/", attribution.attribution, name="attribution"),
-    # Exports with proofs (views/exports.py); each manifest at the export's address + /manifest.
+    path("access/", ledger.access_list, name="access"),
+    path("attribution/", runs.attribution, name="attribution"),
+    # Exports with proofs (ledger/export_views.py); each manifest at the address + /manifest.
     *[
         p
         for fmt in ("csv", "jsonl")
@@ -126,10 +119,10 @@ urlpatterns = [
     path("runs/", runs.run_list, name="runs"),
     # Host run and thread ids may contain "/", and so may actor refs: <path:> takes the
     # rest whole (nothing is routed below a run or a thread). Links are built by
-    # console/links.py, never by pasting an id into a path. See views/runs.py.
+    # common/links.py, never by pasting an id into a path. See runs/views.py.
     path("runs/<path:path>/", runs.run_detail, name="run"),
-    path("threads/", threads.thread_list, name="threads"),
-    path("threads/<path:thread_id>/", threads.thread_detail, name="thread"),
+    path("threads/", runs.thread_list, name="threads"),
+    path("threads/<path:thread_id>/", runs.thread_detail, name="thread"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/create/", keys.key_create, name="key-create"),
     path("keys/<str:uid>/revoke/", keys.key_revoke, name="key-revoke"),

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memory_console.console import links
+from memory_console.console.common import links
 
 register = template.Library()
 

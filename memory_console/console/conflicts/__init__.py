@@ -1,0 +1,1 @@
+"""The conflicts page and its inline decisions."""

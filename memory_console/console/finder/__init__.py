@@ -1,0 +1,2 @@
+"""The memory finder (`/memories/`), and bulk actions on the memories selected there or on
+a scope page."""

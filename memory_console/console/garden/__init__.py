@@ -1,0 +1,1 @@
+"""Gardening proposals and people's decisions about them."""

@@ -1,0 +1,1 @@
+"""The API keys page: list, create, pause, resume, revoke."""

@@ -1,0 +1,1 @@
+"""The memory page and what a person does to a memory there."""

@@ -1,0 +1,1 @@
+"""Runs, conversations and attribution: what an agent was given, and where it came from."""

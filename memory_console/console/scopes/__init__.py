@@ -1,0 +1,1 @@
+"""The scope tree, one scope's live memories, and publishing there."""

@@ -1,0 +1,1 @@
+"""Users and their grants (superusers)."""
