@@ -202,7 +202,7 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Scaling past one machine (issue 18; README "Scaling") -----------------------------------
+# --- Scaling past one machine (README "Scaling") -----------------------------------
 # Behind a pooler in transaction mode a server connection serves whichever client's
 # transaction comes next, so nothing may live in a session: no server-side prepared
 # statements (PgBouncer < 1.21 cannot track them; Debian's is 1.18) and no startup `options`

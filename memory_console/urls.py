@@ -30,6 +30,6 @@ urlpatterns = [
     path("health/ready", root_ready, name="health-ready"),
     # Prometheus text for operators (memory_console/metrics.py): a token or loopback only.
     path("metrics", metrics_view, name="metrics"),
-    # The console (CONSOLE.md, "Addresses").
+    # The console (docs/administrators/console.md, "Addresses").
     path("", include("memory_console.console.urls")),
 ]

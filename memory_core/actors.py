@@ -215,8 +215,8 @@ def actor_for_key(ref: str, api_key, principal, *, register: bool = False) -> Ac
 
     With register=True (every write: a turn, remember, a message) an actor seen for the
     first time is created with the chain [actor:<ref>, <reach unless global>, global]
-    (API.md, "Actors"), and an erased actor is a 410. A key bound to one actor reaches that
-    actor alone (and registers nobody: its actor exists).
+    (docs/agents/api.md, "Actors"), and an erased actor is a 410. A key bound to one actor
+    reaches that actor alone (and registers nobody: its actor exists).
     """
     named = ref
     # A malformed ref is not copied into the log (it may not even fit its column).

@@ -1,4 +1,4 @@
-"""The one shape of a state change (STYLE, "One shape for a change").
+"""The one shape of a state change (docs/architecture/decisions.md).
 
 Every service that changes state is written as
 

@@ -1,4 +1,5 @@
-"""The one JSON shape of a memory (API.md), shared by the API, stored digests and exports."""
+"""The one JSON shape of a memory (docs/agents/api.md), shared by the API, stored digests and
+exports."""
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime

@@ -1,4 +1,4 @@
-"""A PUT /actors changes only what lies inside the key's reach (API.md, "Actors").
+"""A PUT /actors changes only what lies inside the key's reach (docs/agents/api.md, "Actors").
 
 The examples are the reported escalations, each exactly as it was sent; the property holds
 the rule over generated organisations, keys of every reach (global, tenant, team, an actor's

@@ -1,4 +1,5 @@
-"""Names are per tenant (DESIGN.md §2, API.md): one tenant can neither squat, block nor
+"""Names are per tenant (docs/architecture/rules.md, "Names are per tenant", docs/agents/api.md):
+one tenant can neither squat, block nor
 discover another's actor refs and team names."""
 
 import pytest

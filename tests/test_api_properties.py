@@ -25,7 +25,8 @@ MEMORY_KEYS = ["tone", "units", "fiscal-year"]
 
 
 # Every tenant draws its people's refs and its team names from the same small pools, so
-# tenants reuse one another's names (names are per tenant, DESIGN.md §2).
+# tenants reuse one another's names (names are per tenant, docs/architecture/rules.md, "Names are
+# per tenant").
 REFS = ["u1", "u2", "jane.doe@example.com"]
 
 

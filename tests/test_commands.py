@@ -1,4 +1,4 @@
-"""The management commands scripts and operators depend on (DESIGN.md §5)."""
+"""The management commands scripts and operators depend on (docs/operators/commands.md)."""
 
 import gc
 import io

@@ -278,7 +278,7 @@ def test_the_refusal_count_reads_an_index_within_its_window(client, users, traff
     assert "Seq Scan" not in plan
 
 
-# --- the memories a row names (issue 17) -----------------------------------------------------
+# --- the memories a row names -----------------------------------------------------
 
 
 def test_each_row_names_its_memory_ids_linking_only_to_readable_memories(client, users, org):

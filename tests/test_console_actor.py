@@ -212,7 +212,7 @@ def test_memory_text_is_escaped_in_the_listing_conflicts_and_preview(client, use
     assert text.count("<script") == 1  # htmx, and nothing else
 
 
-# --- paging (issue 19: ~540 keys made a 350 KiB page) ---------------------------------
+# --- paging (~540 keys made a 350 KiB page) ---------------------------------
 
 
 @pytest.fixture

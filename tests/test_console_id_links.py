@@ -1,4 +1,4 @@
-"""Links to host-chosen ids stay inside their page whatever the id holds (issue 11, fix 2).
+"""Links to host-chosen ids stay inside their page whatever the id holds.
 
 Run and thread ids are the host's own strings; pasted into a path, `../../ledger/verify`
 would make the browser open another page. Each link is resolved here as a browser would

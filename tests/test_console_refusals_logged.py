@@ -1,5 +1,5 @@
 """A console user who opens a page of something outside their grants gets the 404 page, and
-the refusal is written to the access log as the API writes its own (CONSOLE.md,
+the refusal is written to the access log as the API writes its own (docs/administrators/console.md,
 "Everywhere"): channel `console`, outcome 404, reason `not_found`, and what the address
 named (ids and refs, when they have the shape of one), never a key or a text.
 

@@ -1,4 +1,4 @@
-"""The scopes page's lazy tree (issue 19): `global`'s children closed, a closed scope opened
+"""The scopes page's lazy tree: `global`'s children closed, a closed scope opened
 by a plain link (`?open=`, no JavaScript) or by htmx (the same address answering only its
 rows), search by name, and the kept live counts beside each scope."""
 

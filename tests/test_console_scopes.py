@@ -52,7 +52,7 @@ def test_login_page_and_logging_in_and_out(client, users):
 
 
 def test_superuser_sees_every_tenant_closed_and_opens_each(client, users, org):
-    # The tree is lazy (issue 19): global's children are listed, each closed; opening one
+    # The tree is lazy: global's children are listed, each closed; opening one
     # shows its subtree (tests/test_console_scope_tree.py has the rest).
     login(client, users.su)
     listed = _tokens_listed(client.get("/scopes/"))

@@ -1,4 +1,5 @@
-"""An erased actor stays erased (API.md, "Actors"): every write naming the ref answers 410 and
+"""An erased actor stays erased (docs/agents/api.md, "Actors"): every write naming the ref answers
+410 and
 writes nothing, from any key, REST or MCP, until a superuser reopens the ref in the console.
 A write already past the services' check when the erasure began is refused by the database
 (migration 0022's triggers), and answered the same way.

@@ -1,4 +1,4 @@
-"""The model invalidates; it never erases (API.md, "MCP").
+"""The model invalidates; it never erases (docs/agents/mcp.md).
 
 `invalidate_memory` takes a note at the actor's own scope out of the prompt and keeps it in
 its history, where a person can reinstate it; `forget_memory` is not offered and not

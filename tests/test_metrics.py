@@ -1,5 +1,5 @@
 """GET /metrics (Prometheus text), request ids in responses, logs and access-log rows, and
-the liveness and readiness probes (issue 18)."""
+the liveness and readiness probes."""
 
 import json
 import logging

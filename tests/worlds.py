@@ -9,7 +9,8 @@ invalidated, expired or expiring later), and console users holding admin and aud
 at any scope, actors' own scopes and `global` included, plus an inactive user and a
 superuser.
 
-Names are per tenant (DESIGN.md §2): tenants are named afresh per example, and inside them
+Names are per tenant (docs/architecture/rules.md, "Names are per tenant"): tenants are named afresh
+per example, and inside them
 teams and actor refs repeat from tenant to tenant. Each example builds its own data inside
 the test's one transaction, so examples accumulate; a property must hold for everything in
 the database, or name what it checks.

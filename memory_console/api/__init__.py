@@ -1,4 +1,5 @@
-"""The agent JSON API (API.md): one NinjaAPI, a Router per area, errors as {"detail": ...}.
+"""The agent JSON API (docs/agents/api.md): one NinjaAPI, a Router per area, errors as
+{"detail": ...}.
 
 Handlers parse, call one memory_core service, and shape the answer. Refusals come out of
 the services as DomainError (Invalid 422, Forbidden 403, NotFound 404) and are mapped to

@@ -1,4 +1,5 @@
-"""PUT/GET /actors/{ref}: an actor's memberships, and so its chain (API.md, "Actors")."""
+"""PUT/GET /actors/{ref}: an actor's memberships, and so its chain (docs/agents/api.md,
+"Actors")."""
 
 from typing import Annotated
 

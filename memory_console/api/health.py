@@ -1,5 +1,5 @@
 """Health: /health (a database round trip, for load balancers and `serve`'s start-up
-check; its contract is fixed by API.md), /health/live (the process answers) and
+check; its contract is fixed by docs/agents/api.md), /health/live (the process answers) and
 /health/ready (the database answers and every migration is applied)."""
 
 from typing import Literal
@@ -31,7 +31,7 @@ def health(request):
     return {"status": "ok", "database": "ok"}
 
 
-# --- liveness and readiness (issue 18) ---------------------------------------------------------
+# --- liveness and readiness ---------------------------------------------------------
 
 
 class LiveOut(Schema):

@@ -1,4 +1,4 @@
-"""Memories: the agent's remember, the read-back, search, one memory, forget (API.md).
+"""Memories: the agent's remember, the read-back, search, one memory, forget (docs/agents/api.md).
 
 Every lookup goes through an access-scoped helper (`actor_for_key`, `memory_for_actor`):
 an actor outside the key's reach, and a memory outside the actor's chain, are 404s that

@@ -1,4 +1,4 @@
-"""The agent API's request and response shapes (API.md), declared field by field.
+"""The agent API's request and response shapes (docs/agents/api.md), declared field by field.
 
 Request bodies forbid unknown fields, so a `scope` sent to POST /memories is a 422 rather
 than silently ignored. Every field's schema states exactly what the server takes: lengths,

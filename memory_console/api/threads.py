@@ -1,5 +1,5 @@
 """POST /threads/{thread_id}/messages: transcripts, so an auditor can follow a memory back
-to the conversation that taught it (API.md, "Threads")."""
+to the conversation that taught it (docs/agents/api.md, "Threads")."""
 
 from typing import Annotated
 

@@ -1,4 +1,4 @@
-"""POST /turns: what the agent is given at the start of a turn (API.md, "Turns")."""
+"""POST /turns: what the agent is given at the start of a turn (docs/agents/api.md, "Turns")."""
 
 from ninja import Router
 

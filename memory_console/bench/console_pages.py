@@ -1,4 +1,4 @@
-"""Every console page in the bench (issue 19): `console_<page>` as the superuser and
+"""Every console page in the bench: `console_<page>` as the superuser and
 `console_<page>_tenant` as an administrator of one tenant.
 
 Run by the measuring process (run.py) against the served app. Each op reports latency
@@ -197,8 +197,8 @@ def plans(fixture: Fixture, rng, *, superuser: bool) -> dict:
         "run": lambda: get(rng.choice(fixture.runs)),
         "conversation": lambda: get(fixture.conversation),
         "keys": lambda: get("/keys/"),
-        # The Users page is the superusers' (CONSOLE.md): an administrator of a tenant is
-        # answered a 403 page, which is what is measured for that role.
+        # The Users page is the superusers' (docs/administrators/console.md): an administrator
+        # of a tenant is answered a 403 page, which is what is measured for that role.
         "users": lambda: get("/users/", (200,) if superuser else (403,)),
         "finder": lambda: get(_finder_path(rng)),
     }

@@ -1,4 +1,4 @@
-"""The pooler's figures for `manage.py bench` (issue 18): saturated turns per second
+"""The pooler's figures for `manage.py bench`: saturated turns per second
 
 - `unprepared`: straight to PostgreSQL with the settings a transaction pooler needs
   (DATABASE_POOLER=pgbouncer: no server-side prepared statements), so that set against the

@@ -10,7 +10,7 @@ from pathlib import Path
 from memory_console.bench import cpu
 from memory_console.loadgen.percentiles import percentile
 
-# Every console page in report order (issue 19), measured by console_pages.py as
+# Every console page in report order, measured by console_pages.py as
 # `console_<page>` (the superuser) and `console_<page>_tenant` (an administrator of one
 # tenant). garden is measured only where /garden/ resolves.
 CONSOLE_PAGES = (

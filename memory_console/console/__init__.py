@@ -1,4 +1,4 @@
-"""The admin console: server-rendered pages with htmx fragments (CONSOLE.md).
+"""The admin console: server-rendered pages with htmx fragments (docs/administrators/console.md).
 
 One folder per area. Each area of the console is a package here, and its templates are the
 folder of the same name under templates/console/:
@@ -13,7 +13,7 @@ folder of the same name under templates/console/:
     runs/       runs, conversations, attribution
 
 A new page touches its area's folder, its templates' folder and urls.py (every address of
-the console, CONSOLE.md "Addresses"), nothing else.
+the console, docs/administrators/console.md "Addresses"), nothing else.
 
 Inside an area, a module per layer, always under the same name:
 

@@ -1,4 +1,5 @@
-"""The console's addresses (CONSOLE.md, "Addresses"): scripts, bookmarks and the audit
+"""The console's addresses (docs/administrators/console.md, "Addresses"): scripts, bookmarks and
+the audit
 trail's links depend on these staying put. Included at "" by memory_console/urls.py."""
 
 from django.contrib.auth import views as auth_views

@@ -1,4 +1,5 @@
-"""Which scopes a console user reaches through their grants (CONSOLE.md, "People"), and
+"""Which scopes a console user reaches through their grants (docs/administrators/index.md, "People
+and what they may do"), and
 who may write where.
 
 A grant on S reaches S, every scope below S, and every actor whose chain contains S.

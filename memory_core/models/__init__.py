@@ -1,4 +1,4 @@
-"""The data of DESIGN.md §3, one module per idea."""
+"""The data of docs/architecture/data.md, one module per idea."""
 
 from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
 from memory_core.models.checkpoints import LedgerCheckpoint

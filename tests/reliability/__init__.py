@@ -1,1 +1,1 @@
-"""Load and fault tests against a real server and a private PostgreSQL (issue 7)."""
+"""Load and fault tests against a real server and a private PostgreSQL."""

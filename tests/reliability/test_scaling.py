@@ -1,4 +1,4 @@
-"""Past one machine (issue 18), against real servers on the private PostgreSQL:
+"""Past one machine, against real servers on the private PostgreSQL:
 
 - two `manage.py serve` processes on two ports behave as one: the mixed load alternates
   between them with the same checks as tests/reliability/test_load.py, and a console

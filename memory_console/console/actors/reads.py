@@ -54,7 +54,7 @@ def search_page(user, filters: dict, number: int) -> dict:
 RECENT_TURNS = 10
 
 # The applied set and the conflicts are paged: an actor of the benchmark's organisation
-# has ~540 keys, and rendering them all made a 350 KiB page (issue 19). Each list pages on
+# has ~540 keys, and rendering them all made a 350 KiB page. Each list pages on
 # its own (`?keys=N`, `?conflicts=N`); without JavaScript the links load the page, with htmx
 # they swap their section alone (hx-target names it, and the view renders only that).
 APPLIED_PAGE = 50

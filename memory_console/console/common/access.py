@@ -1,4 +1,4 @@
-"""Access-scoped lookups and the console's permission decorator (STYLE, "Access-scoped lookups").
+"""Access-scoped lookups and the console's permission decorator (docs/architecture/decisions.md).
 
 Console views never call a bare `get_object_or_404`: they go through these helpers, which
 encode who may see what, so a missing check is a missing helper call, visible in review.
@@ -152,7 +152,8 @@ def api_key_for_admin(user, uid: str, *, action: str = "api_key.revoke") -> ApiK
 
 
 def require_superuser(user, action: str) -> None:
-    """Users and grants are a superuser's business (CONSOLE.md, "People"). That page is no
+    """Users and grants are a superuser's business (docs/administrators/index.md, "People and what
+    they may do"). That page is no
     secret, so a logged-in non-superuser gets Forbidden (a 403 page), logged as `action`."""
     if not user.is_superuser:
         with access_log.refusals_logged(Principal.for_user(user), action):

@@ -1,4 +1,5 @@
-"""Console addresses of things named by hosts and tenants (CONSOLE.md, "Addresses").
+"""Console addresses of things named by hosts and tenants (docs/administrators/console.md,
+"Addresses").
 
 Run ids and thread ids are the host's own strings: `../../keys` is a valid run id. A link
 built by pasting one into a path would be resolved by the browser to another page, so

@@ -15,7 +15,7 @@ from memory_core.rules.scopes import GLOBAL
 from memory_core.writes import promotion_targets
 
 # Each conflict row carries its two values and their forms (resolve, republish, retire):
-# 25 a page keeps the page's HTML and its rendering small (issue 19).
+# 25 a page keeps the page's HTML and its rendering small.
 PAGE_SIZE = 25
 
 

@@ -31,7 +31,8 @@ BULK_LABELS = {
 
 
 class FinderFilter(Filter):
-    """The finder's query parameters (CONSOLE.md, "Addresses"); a bad value is ignored."""
+    """The finder's query parameters (docs/administrators/console.md, "Addresses"); a bad value is
+    ignored."""
 
     q = forms.CharField(required=False, max_length=200, strip=True)
     scope = forms.CharField(required=False, max_length=161, strip=True)

@@ -16,7 +16,7 @@ count. Then the filters, each one index-friendly at a million rows:
   scope ids), and the count stops at COUNT_CAP + 1 ("more than 1,000"), so neither a count nor a
   page ever walks every row.
 
-The cap was 10,000 until the bench measured the finder at a million memories (issue 19):
+The cap was 10,000 until the bench measured the finder at a million memories:
 counting a common word's matches to 10,001 read that many heap rows, cold, and made the
 page's p99 376 ms. Counting to 1,001 reads a tenth; past the cap the pager still goes on
 (`next ›` while the page is full) up to MAX_PAGE, whose offset a page never passes.

@@ -1,4 +1,5 @@
-"""The API keys page: list, create (secret shown once), pause, resume, revoke (CONSOLE.md,
+"""The API keys page: list, create (secret shown once), pause, resume, revoke
+(docs/administrators/console.md,
 "API keys"). Each row says whether the key is live, paused, expired or revoked, when it
 was last used (to keys.LAST_USED_GRANULARITY) and when it expires; above the list, the
 count of live keys per reach.

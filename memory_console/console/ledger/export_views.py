@@ -1,4 +1,5 @@
-"""Exports with proofs (CONSOLE.md, "Addresses"): the ledger, the access log and an
+"""Exports with proofs (docs/administrators/console.md, "Addresses"): the ledger, the access log
+and an
 attribution bundle, for whoever reads them in the console — auditors and administrators
 within their grants, superusers whole.
 

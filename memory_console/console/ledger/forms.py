@@ -77,7 +77,8 @@ ACCESS_ACTIONS = [
     "export.attribution",
     "ledger.checkpoint",
 ]
-# The statuses that mean "refused" (CONSOLE.md): highlighted, countable, filterable.
+# The statuses that mean "refused" (docs/administrators/console.md): highlighted, countable,
+# filterable.
 REFUSED_FROM = 400
 TIME_WINDOWS = {
     "1h": timedelta(hours=1),

@@ -15,7 +15,7 @@ HISTORY_ROWS = 100
 # cursors (common/cursors.py), PAGE_ROWS at a time, with their totals.
 PAGE_ROWS = 50
 # A total stops here ("more than 1,000"): a policy pinned for everyone is in every turn's
-# prompt and access row, and counting them all read thousands of rows per view (issue 19).
+# prompt and access row, and counting them all read thousands of rows per view.
 TOTAL_CAP = 1_000
 
 

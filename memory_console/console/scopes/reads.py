@@ -16,7 +16,7 @@ from memory_core.recall import search
 from memory_core.rules.scopes import GLOBAL
 from memory_core.summaries import LiveCount, live_counts
 
-# The scope tree is shown lazily (issue 19): at a million memories it holds 10,000 actors.
+# The scope tree is shown lazily: at a million memories it holds 10,000 actors.
 # `global` shows its children (the tenants, and scopes outside every tenant) each closed; a
 # closed scope opens on demand, with a plain link (`?open=<token>`, the page with that
 # scope's subtree shown under it) or, with htmx, the same address answering only the rows

@@ -1,6 +1,6 @@
 """The scope tree, one scope's live memories, and publishing a memory there.
 
-The scope tree is shown lazily (issue 19): at a million memories it holds 10,000 actors.
+The scope tree is shown lazily: at a million memories it holds 10,000 actors.
 `global` shows its children (the tenants, and scopes outside every tenant) each closed; a
 closed scope opens on demand, with a plain link (`?open=<token>`, the page with that
 scope's subtree shown under it) or, with htmx, the same address answering only the rows

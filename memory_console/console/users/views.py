@@ -1,6 +1,7 @@
 """The Users page: console users, their grants, and managing both (superusers only).
 
-CONSOLE.md: "Grants are managed on a Users page (superusers)". The page's existence is no
+docs/administrators/console.md: "Grants are managed on a Users page (superusers)". The page's
+existence is no
 secret, so a logged-in non-superuser gets a 403 page and an access-log row, not a 404.
 Grants change through memory_core.accounts.grants (which checks again and writes the ledger);
 creating a user is Django's own UserCreationForm, password validators included.

@@ -1,4 +1,4 @@
-"""`bench [--size 10k|100k|1m] [--out FILE.json]`: the benchmark of issue 6.
+"""`bench [--size 10k|100k|1m] [--out FILE.json]`: the benchmark.
 
 This process only makes sure the bench database exists (its own database on the same
 PostgreSQL server, one per size; an incompletely seeded one is dropped and made again) and
