@@ -136,7 +136,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
-            # Link helpers (console/links.py) and chips, on every page without a {% load %}.
+            # Link helpers (console/common/links.py) and chips, on every page without a {% load %}.
             "builtins": ["memory_console.templatetags.console"],
         },
     }
