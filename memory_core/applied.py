@@ -65,15 +65,20 @@ def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
 # A turn without a query, selected where the rows are (POST /turns' common case): the chain
 # holds ~540 live rows at the benchmark's 1m and a turn shows 25 keys, so reading every row
 # into Python to resolve and select there cost more than the rest of the turn. This is
-# precedence.resolve and selection.select (with no relevant keys) restated, as the conflicts
-# query restates precedence; tests/test_rule_copies.py holds it to them over generated
-# organisations. Per key, the winner is the narrowest (the chain's order), then newest, then
-# lowest id; `pinned` is any row of the key pinned. Keys are then taken pinned first, each
-# group narrowest, newest, then by key, up to the budget. Strings compare as bytes (COLLATE
-# "C"), as Python compares them. Returned: every row of each kept key (the winner and what
-# it beats, for precedence.resolve to lay out), with the counts of keys offered and pinned.
-# No sort but the top-N of the kept keys: at 1m the statement takes ~1 ms of PostgreSQL
-# time where the Python it replaces took 1.5 ms of the worker's.
+# precedence.resolve and selection.select (with no relevant keys) restated;
+# tests/test_rule_copies.py holds it to them over generated organisations. It is the one SQL
+# copy of precedence outside rules/precedence.sql, on purpose: the turn's chain is the one
+# chain_of resolved in Python for the request (the chain visibility was checked against),
+# not the tables' view of it, and its rows come from an index-only scan that reads no text,
+# where the function places text and author for every row of many chains.
+#
+# Per key, the winner is the narrowest (the chain's order), then newest, then lowest id;
+# `pinned` is any row of the key pinned. Keys are then taken pinned first, each group
+# narrowest, newest, then by key, up to the budget. Strings compare as bytes (COLLATE "C"),
+# as Python compares them. Returned: every row of each kept key (the winner and what it
+# beats, for precedence.resolve to lay out), with the counts of keys offered and pinned. No
+# sort but the top-N of the kept keys: at 1m the statement takes ~1 ms of PostgreSQL time
+# where the Python it replaces took 1.5 ms of the worker's.
 #
 # `live` reads only columns memory_one_live_per_scope_key carries (an index-only scan); the
 # text and the rest are read from the heap for the kept keys' rows alone.

@@ -11,20 +11,20 @@ overridden, the narrower copy merely repeats it (typically an agent's note left 
 a person republished it wider). Such pairs are duplicates, asked for apart
 (`duplicates=True`); the remedy is to retire the narrower copy.
 
-The pairs are data the writes keep (issue 19): memory_core_chainconflict holds, per actor
-and key, the pairs of that actor's chain over its held (not retired) values, rewritten by
-the triggers of migration 0016 in the transaction of every write that can change them;
-those triggers restate precedence (precedence.resolve, the rule: the chain as ranks, the
-actor's own scope 0, memberships in order, `global` last at 32767; the winner of a key
-DISTINCT ON its narrowest rank: memory_core_chain_conflicts()) and regroup the pairs they
-touch over every actor (memory_core_conflictpair, counts kept as increments). A
-superuser's read is a page of those pairs in index order (as below: agent over person
-first, then key, then the pair's narrowest positions in the chains it spans); a narrower
-reach groups the rows of the actors in it. Expiry is the
-clock's, not a write's: an (actor, key) whose chain holds a value that has expired since
-is resolved again at read time, over live values (memory_expiry_idx finds them; there are
-normally none, and while there are any the superuser's read groups rows too).
-tests/test_rule_copies.py holds the result to precedence.resolve over generated organisations.
+The pairs are data the writes keep: memory_core_chainconflict holds, per actor and key, the
+pairs of that actor's chain over its held (not retired) values, rewritten by the triggers of
+models/maintained.py in the transaction of every write that can change them. Precedence
+there is memory_core_chain_conflicts (rules/precedence.sql: precedence.resolve for many
+chains at once) over memory_core_chains (rules/chain.sql); the pairs touched are regrouped
+over every actor (memory_core_conflictpair, counts kept as increments). A superuser's read
+is a page of those pairs in index order (as below: agent over person first, then key, then
+the pair's narrowest positions in the chains it spans); a narrower reach groups the rows of
+the actors in it (memory_core_chains_holding: whose chain holds a scope of the reach).
+Expiry is the clock's, not a write's: an (actor, key) whose chain holds a value that has
+expired since is resolved again at read time, by the same function over live values
+(memory_expiry_idx finds them; there are normally none, and while there are any the
+superuser's read groups rows too). tests/test_rule_copies.py holds the result to
+precedence.resolve over generated organisations.
 """
 
 from dataclasses import dataclass
@@ -36,33 +36,18 @@ from memory_core.models import Memory
 AUTHOR_COMBINATIONS = ("agent>human", "agent>agent", "human>human", "human>agent")
 
 _SQL = """
-WITH reach_scopes AS (
-    SELECT id FROM memory_core_scope WHERE %(all)s OR token = ANY(%(reach)s)
-),
-reached AS (
-    SELECT a.id AS actor_id FROM memory_core_actor a
-    WHERE a.scope_id IN (SELECT id FROM reach_scopes)
-    UNION
-    SELECT m.actor_id FROM memory_core_membership m
-    WHERE m.scope_id IN (SELECT id FROM reach_scopes)
-    UNION
-    SELECT a.id FROM memory_core_actor a
-    WHERE %(all)s OR 'global' = ANY(%(reach)s)
+WITH reached AS (
+    -- The actors in the reach: those whose chain holds one of its scopes (rules/chain.sql).
+    SELECT DISTINCT h.actor_id
+    FROM memory_core_scope r
+    CROSS JOIN LATERAL memory_core_chains_holding(ARRAY[r.id]) h
+    WHERE %(all)s OR r.token = ANY(%(reach)s)
 ),
 stale AS MATERIALIZED (
     -- (actor, key) whose kept pairs count a value that has expired: resolved again below.
     SELECT DISTINCT h.actor_id, e.key
     FROM memory_core_memory e
-    CROSS JOIN LATERAL (
-        SELECT a.id AS actor_id FROM memory_core_actor a WHERE a.scope_id = e.scope_id
-        UNION ALL
-        SELECT m.actor_id FROM memory_core_membership m WHERE m.scope_id = e.scope_id
-        UNION ALL
-        SELECT a.id FROM memory_core_actor a
-        WHERE EXISTS (
-            SELECT 1 FROM memory_core_scope g WHERE g.id = e.scope_id AND g.token = 'global'
-        )
-    ) h
+    CROSS JOIN LATERAL memory_core_chains_holding(ARRAY[e.scope_id]) h
     WHERE e.retired_at IS NULL AND e.expires_at <= statement_timestamp()
       AND (%(all)s OR h.actor_id IN (SELECT actor_id FROM reached))
 ),

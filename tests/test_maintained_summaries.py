@@ -1,13 +1,13 @@
-"""The kept summaries (issue 19): live counts per scope and conflicts per actor and key,
-which the triggers of migration 0016 maintain in every write's own transaction, equal what
-recomputing them from the memories gives, after every kind of write, over generated
-organisations (tests/worlds.py).
+"""The kept summaries: live counts per scope and conflicts per actor and key, which the
+triggers of models/maintained.py keep in every write's own transaction (their functions in
+models/maintained.sql), equal what recomputing them from the memories gives, after every
+kind of write, over generated organisations (tests/worlds.py).
 
 Two oracles: a GROUP BY over the memories for the counts, and for the conflicts both a
-fresh resolution of every chain (memory_core_chain_conflicts over every actor, which is
-what the kept rows must be) and, through the conflicts page's query, precedence.resolve
-itself (tests/test_rule_copies.py's oracle), so a maintenance bug and a resolution bug are
-both caught.
+fresh resolution of every chain (memory_core_chain_conflicts of rules/precedence.sql over
+every actor, which is what the kept rows must be) and, through the conflicts page's query,
+precedence.resolve itself (tests/test_rule_copies.py's oracle), so a maintenance bug and a
+resolution bug are both caught.
 """
 
 import json
@@ -57,14 +57,20 @@ WRITES = [
 ]
 
 
-def _held_counts() -> set:
+def _rows(sql: str) -> list:
     with connection.cursor() as cursor:
-        cursor.execute(
+        cursor.execute(sql)
+        return sorted(cursor.fetchall())
+
+
+def _held_counts() -> set:
+    return set(
+        _rows(
             """SELECT scope_id, count(*), count(*) FILTER (WHERE author = 'agent'),
                       count(*) FILTER (WHERE pinned)
                FROM memory_core_memory WHERE retired_at IS NULL GROUP BY scope_id"""
         )
-        return set(cursor.fetchall())
+    )
 
 
 def _kept_counts() -> set:
@@ -86,46 +92,37 @@ COLUMNS = (
     "actor_id, key, narrow_id, wide_id, narrow_scope_id, wide_scope_id, narrow_rank, "
     "wide_rank, authors, duplicate"
 )
-
-
-def _kept_conflicts() -> list:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {COLUMNS} FROM memory_core_chainconflict")
-        return sorted(cursor.fetchall())
-
-
-def _resolved_conflicts() -> list:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {COLUMNS} FROM memory_core_chain_conflicts("
-            "ARRAY(SELECT id FROM memory_core_actor), NULL, NULL)"
-        )
-        return sorted(cursor.fetchall())
-
-
 PAIR_COLUMNS = (
     "narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors, agent_over_human, "
     "duplicate, actors, narrow_rank, wide_rank"
 )
 
 
+def _kept_conflicts() -> list:
+    return _rows(f"SELECT {COLUMNS} FROM memory_core_chainconflict")
+
+
+def _resolved_conflicts() -> list:
+    """Every chain resolved afresh (rules/precedence.sql), over held values."""
+    return _rows(
+        f"SELECT {COLUMNS} FROM memory_core_chain_conflicts("
+        "ARRAY(SELECT id FROM memory_core_actor), NULL, NULL)"
+    )
+
+
 def _kept_pairs() -> list:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {PAIR_COLUMNS} FROM memory_core_conflictpair")
-        return sorted(cursor.fetchall())
+    return _rows(f"SELECT {PAIR_COLUMNS} FROM memory_core_conflictpair")
 
 
 def _grouped_pairs() -> list:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
-                      authors = 'agent>human', duplicate, count(*), min(narrow_rank),
-                      min(wide_rank)
-               FROM memory_core_chainconflict
-               GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
-                        duplicate"""
-        )
-        return sorted(cursor.fetchall())
+    return _rows(
+        """SELECT narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
+                  authors = 'agent>human', duplicate, count(*), min(narrow_rank),
+                  min(wide_rank)
+           FROM memory_core_chainconflict
+           GROUP BY narrow_id, wide_id, key, narrow_scope_id, wide_scope_id, authors,
+                    duplicate"""
+    )
 
 
 def assert_kept_equals_recomputed():

@@ -1,10 +1,15 @@
 """Second copies of a rule, held to the rule over generated organisations (tests/worlds.py).
 
-Three rules are answered twice, for speed:
+Four rules are answered twice, for speed:
 
+- the chain: `chain.resolve_chain` (through `actors.chain_of`) is the rule;
+  `memory_core_chains` and `memory_core_chains_holding` (rules/chain.sql) answer it in the
+  database for many actors at once, forwards (an actor's scopes, ranked) and backwards (whose
+  chain holds a scope);
 - precedence: `precedence.resolve` over one actor's chain is the rule (turns, read-back, the
-  actor page); `conflicts.conflicts` restates it in one SQL statement for every actor at
-  once (DISTINCT ON the narrowest rank, `global` at rank 32767);
+  actor page); `memory_core_chain_conflicts` (rules/precedence.sql) restates it for many
+  chains at once, and is what the summaries' triggers keep and the conflicts page reads
+  (`conflicts.conflicts`);
 - selection: `selection.select` over `precedence.resolve`d entries is the rule for what a
   turn shows; `applied.chain_selection` restates both in one SQL statement for a turn
   without a query (only the kept keys' rows leave the database);
@@ -14,8 +19,9 @@ Three rules are answered twice, for speed:
 The oracle is the pure function (or the per-scope one), never the copy under test.
 """
 
-from collections import Counter
+from collections import Counter, defaultdict
 
+from django.db import connection
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
@@ -23,12 +29,12 @@ from memory_core.accounts.permissions import readable_scope_roles, role_for
 from memory_core.actors import chain_of
 from memory_core.applied import chain_selection, shape_rows, shown_ids
 from memory_core.conflicts import AUTHOR_COMBINATIONS, conflicts
-from memory_core.models import Actor, Memory
+from memory_core.models import Actor, Memory, Scope
 from memory_core.rules.chain import chain_rank
 from memory_core.rules.facts import Record
 from memory_core.rules.precedence import resolve
 from memory_core.rules.selection import select
-from tests.worlds import World, worlds
+from tests.worlds import MEMORY_KEYS, World, worlds
 
 EXAMPLES = settings(
     max_examples=20,
@@ -72,6 +78,62 @@ def resolved_pairs(actor, records, now, *, duplicates=False) -> list[tuple[str, 
 
 def as_pairs(page) -> list[tuple[str, str, str]]:
     return [(c.narrow.uid, c.wide.uid, c.authors) for c in page]
+
+
+def _rows(sql: str, params) -> list:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+@EXAMPLES
+@given(spec=worlds())
+def test_the_chain_in_sql_is_chain_of_for_every_actor_forwards_and_backwards(db, operator, spec):
+    World(spec, operator)
+    actors = list(Actor.objects.select_related("scope"))
+    token = dict(Scope.objects.values_list("id", "token"))
+    ranked = _rows(
+        "SELECT actor_id, scope_id FROM memory_core_chains(%s) ORDER BY actor_id, rank",
+        [[a.id for a in actors] * 2],  # an actor named twice is one chain
+    )
+    chains = defaultdict(list)
+    for actor_id, scope_id in ranked:
+        chains[actor_id].append(token[scope_id])
+    assert {a.id: tuple(chains[a.id]) for a in actors} == {a.id: chain_of(a) for a in actors}
+    holding = _rows(
+        "SELECT DISTINCT scope_id, actor_id FROM memory_core_chains_holding(%s)", [list(token)]
+    )
+    assert set(holding) == {
+        (scope_id, a.id) for a in actors for scope_id in token if token[scope_id] in chain_of(a)
+    }
+
+
+@EXAMPLES
+@given(spec=worlds(duplicates=True))
+def test_the_precedence_function_pairs_what_resolve_pairs_in_every_chain(db, operator, spec):
+    """Over every key of each chain (a chain changed), and over given (actor, key)s (a value
+    changed), as the summaries' triggers ask."""
+    World(spec, operator)
+    records, now = live_records(), timezone.now()
+    actors = list(Actor.objects.select_related("scope"))
+    expected = {
+        (actor.id, *pair, duplicate)
+        for actor in actors
+        for duplicate in (False, True)
+        for pair in resolved_pairs(actor, records, now, duplicates=duplicate)
+    }
+    pairs = """
+        SELECT c.actor_id, n.uid, w.uid, c.authors, c.duplicate
+        FROM memory_core_chain_conflicts(%s, %s, %s) c
+        JOIN memory_core_memory n ON n.id = c.narrow_id
+        JOIN memory_core_memory w ON w.id = c.wide_id
+    """
+    every_key = _rows(pairs, [[a.id for a in actors], None, now])
+    assert len(every_key) == len(set(every_key))
+    assert set(every_key) == expected
+    wanted = [(a.id, key) for a in actors for key in MEMORY_KEYS]
+    given_keys = _rows(pairs, [[a for a, _ in wanted], [k for _, k in wanted], now])
+    assert sorted(given_keys) == sorted(every_key)
 
 
 @EXAMPLES

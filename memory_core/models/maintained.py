@@ -1,8 +1,8 @@
 """Tables the database keeps for the console's summaries, so a page reads a few rows instead
-of aggregating a million (issue 19). Written only by the triggers of migration 0016, which
-run as the tables' owner (SECURITY DEFINER); the server's role may only read them
-(privileges.APP_PRIVILEGES), so no raw SQL of the server can make them disagree with the
-memories they summarise.
+of aggregating a million. Written only by the triggers declared at the end of this module,
+whose functions (maintained.sql, beside this file) run as the tables' owner (SECURITY
+DEFINER); the server's role may only read them (privileges.APP_PRIVILEGES), so no raw SQL of
+the server can make them disagree with the memories they summarise.
 
 "Held" is a memory that is not retired. Whether a held memory is live also depends on the
 clock (`expires_at`), which no write announces, so the tables hold the held memories and
@@ -10,7 +10,11 @@ the reads (memory_core/summaries.py, memory_core/conflicts.py) set the expired o
 at read time, on memory_expiry_idx: the figures mean what Memory.objects.live() means.
 """
 
+import pgtrigger
 from django.db import models
+
+from memory_core.models.memories import Memory
+from memory_core.models.scopes import Actor, Membership
 
 
 class ScopeCount(models.Model):
@@ -126,3 +130,69 @@ class ConflictPair(models.Model):
                 name="conflictpair_page_idx",
             ),
         ]
+
+
+# --- the triggers that keep them --------------------------------------------------------------
+
+
+class Maintains(pgtrigger.Trigger):
+    """AFTER … FOR EACH STATEMENT, executing `function` of maintained.sql with the statement's
+    transition tables (old_rows, new_rows).
+
+    Declared with pgtrigger, like every trigger of the schema, but executing a function of
+    its own rather than the one pgtrigger writes: the summaries' functions run as the owner
+    (SECURITY DEFINER), which pgtrigger cannot declare; and maintenance is never something
+    to stand aside from, so it does not ask `_pgtrigger_should_ignore` (which, run with the
+    owner's rights, would let the server's `SET pgtrigger.ignore` lift it:
+    db/trigger_ignore.py). The function pgtrigger installs beside each trigger is never
+    executed; it refuses, should anything ever run it."""
+
+    level = pgtrigger.Statement
+    when = pgtrigger.After
+
+    def __init__(self, *, function: str, **kwargs):
+        self.function = function
+        kwargs.setdefault("func", f"RAISE EXCEPTION 'not run: this trigger executes {function}()';")
+        super().__init__(**kwargs)
+
+    def render_execute(self, model) -> str:
+        return f"{self.function}()"
+
+
+# What each operation's statement hands its trigger: the rows before, after, or both.
+EVENTS = {
+    "insert": (pgtrigger.Insert, pgtrigger.Referencing(new="new_rows")),
+    "update": (pgtrigger.Update, pgtrigger.Referencing(old="old_rows", new="new_rows")),
+    "delete": (pgtrigger.Delete, pgtrigger.Referencing(old="old_rows")),
+}
+
+
+def _maintain(model, name: str, functions: dict[str, str]) -> None:
+    """`<name>_on_<event>` on `model`, executing functions[event], for each event given."""
+    for event, function in functions.items():
+        operation, referencing = EVENTS[event]
+        Maintains(
+            name=f"{name}_on_{event}",
+            operation=operation,
+            referencing=referencing,
+            function=function,
+        ).register(model)
+
+
+# A held value added, retired, reinstated, pinned or removed: the counts of its scope, and
+# its key's conflicts in every chain that holds the scope.
+_maintain(
+    Memory,
+    "summaries",
+    {
+        "insert": "memory_core_memory_inserted",
+        "update": "memory_core_memory_updated",
+        "delete": "memory_core_memory_deleted",
+    },
+)
+# An actor registered (or moved to another own scope), or its memberships replaced: every
+# key of its chain.
+_maintain(Actor, "chain", dict.fromkeys(["insert", "update"], "memory_core_chains_changed"))
+_maintain(
+    Membership, "chain", dict.fromkeys(["insert", "update", "delete"], "memory_core_chains_changed")
+)
