@@ -1,5 +1,5 @@
 """Live memories per scope, from the counts the database keeps (memory_core_scopecount,
-kept by the triggers of migration 0016 in every write's own transaction).
+kept by the triggers of models/maintained.py, in every write's own transaction).
 
 The table counts held memories (not retired). Live, as Memory.objects.live() says, also
 means not expired, and expiry comes with the clock, not with a write: the held rows whose

@@ -19,7 +19,7 @@ from memory_core.db.privileges import OWNER_ALIAS, acting_role
 
 # Bumped whenever what the seed writes changes meaning (2: ledger events sealed with the
 # hash of migration 0005; 3: every memory version embedded; 4: the kept live counts and
-# conflicts of migration 0016, filled by its triggers as the seed's COPY inserts), so an
+# conflicts of models/maintained.py, filled by its triggers as the seed's COPY inserts), so an
 # older bench database is seeded afresh, not measured.
 SEED_FORMAT = 4
 MARKER_DDL = """

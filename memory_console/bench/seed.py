@@ -5,7 +5,7 @@ One transaction: the secondary indexes of the memory and ledger tables are dropp
 built again at the end (one sort each instead of a million index insertions), and the
 completeness marker is written last, so an interrupted seed leaves no marker and is redone.
 COPY is INSERT to the append-only triggers, which allow it, and to the triggers that keep
-the live counts and conflicts (migration 0016): they run once per COPY statement, set-wise
+the live counts and conflicts (models/maintained.py): they run once per COPY statement, set-wise
 over its rows, so the seeded database holds them as the services would have left them.
 """
 

@@ -44,8 +44,9 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # rebuilt later (UPDATE), deleted with it by forget.
     "memory_core_embedding": (SELECT, INSERT, UPDATE, DELETE),
     "memory_core_digest": (SELECT, INSERT, UPDATE),
-    # Summaries the database keeps (migration 0016): written only by its triggers, which run
-    # as the owner; the server reads them and cannot make them disagree with the memories.
+    # Summaries the database keeps (models/maintained.py and .sql): written only by its
+    # triggers, which run as the owner; the server reads them and cannot make them disagree
+    # with the memories.
     "memory_core_scopecount": (SELECT,),
     "memory_core_chainconflict": (SELECT,),
     "memory_core_conflictpair": (SELECT,),
