@@ -5,8 +5,8 @@ flush, which TRUNCATEs every table, and the database refuses TRUNCATE of the led
 access log, memories and the ledger-checkpoint records. Rather than weaken that protection
 for tests, the flush command runs inside `pgtrigger.ignore(...)` naming exactly those
 triggers: the same sanctioned escape hatch the forget service uses, scoped to the test
-harness. The flush also removes
-the `global` scope the first migration created, so it is put back afterwards.
+session by a fixture (nothing is patched at import). The flush also removes the `global`
+scope the first migration created, so it is put back afterwards.
 
 About database roles: the test database is built (and flushed) as the owner of the tables,
 and everything else runs as the server's own role, which may not change or remove a ledger
@@ -17,14 +17,20 @@ import pgtrigger
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management.commands import flush
+from django.test import override_settings
 
 from memory_core import actors
 from memory_core.accounts import keys
 from memory_core.accounts.principals import Principal
+from memory_core.models import Scope
 from tests import roles
 
 # The browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
 pytest_plugins = ["tests.browser"]
+
+# Every test in it is slow, and schemathesis builds its cases while the module is collected
+# (several seconds): a run that leaves slow tests out does not collect it at all.
+SLOW_TO_COLLECT = {"test_api_schemathesis.py"}
 
 TRUNCATE_TRIGGERS = (
     "memory_core.LedgerEvent:ledger_no_truncate",
@@ -33,22 +39,55 @@ TRUNCATE_TRIGGERS = (
     "memory_core.LedgerCheckpoint:checkpoint_no_truncate",
 )
 
-_original_flush = flush.Command.handle
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.name in SLOW_TO_COLLECT and _leaves_out_slow(config):
+        return True
+    return None
 
 
-def _flush_ignoring_truncate_guards(self, *args, **options):
-    with roles.as_owner(options.get("database", "default")), pgtrigger.ignore(*TRUNCATE_TRIGGERS):
-        result = _original_flush(self, *args, **options)
-    # The flush also empties what migrations put there; `global` must always exist.
-    from memory_core.models import Scope
+def _leaves_out_slow(config) -> bool:
+    """Whether `-m` deselects a test marked `slow` and nothing else."""
+    expression = config.getoption("markexpr")
+    if not expression:
+        return False
+    try:
+        from _pytest.mark.expression import Expression  # pytest's own parser of `-m`
 
-    Scope.objects.using(options.get("database", "default")).get_or_create(
-        token="global", defaults={"label": "Everyone", "stream": "global"}
-    )
-    return result
+        return not Expression.compile(expression).evaluate(lambda name, **kw: name == "slow")
+    except Exception:  # a pytest without it, or an expression it refuses: collect as usual
+        return False
 
 
-flush.Command.handle = _flush_ignoring_truncate_guards
+@pytest.fixture(scope="session", autouse=True)
+def _flush_past_truncate_guards():
+    """For the whole session, Django's flush (the end of every `transactional_db` and
+    `live_server` test) runs as the owner inside pgtrigger.ignore of the TRUNCATE guards,
+    and puts `global` back; the command is restored when the session ends."""
+    original = flush.Command.handle
+
+    def handle(self, *args, **options):
+        database = options.get("database", "default")
+        with roles.as_owner(database), pgtrigger.ignore(*TRUNCATE_TRIGGERS):
+            result = original(self, *args, **options)
+        # The flush also empties what migrations put there; `global` must always exist.
+        Scope.objects.using(database).get_or_create(
+            token="global", defaults={"label": "Everyone", "stream": "global"}
+        )
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(flush.Command, "handle", handle)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _static_files_found_per_request():
+    """WhiteNoise indexes every static file each time a middleware chain is built, and the
+    test client builds one for each test: a few hundred files a test, a tenth of the fast
+    loop's time. In its autorefresh mode it finds the same files when they are asked for."""
+    with override_settings(WHITENOISE_AUTOREFRESH=True):
+        yield
 
 
 @pytest.fixture(scope="session")

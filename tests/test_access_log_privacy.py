@@ -264,6 +264,7 @@ RAW_REQUESTS = [
 ]
 
 
+@pytest.mark.slow  # a real gunicorn, its log read back
 def test_after_a_forget_the_servers_log_holds_nothing_of_the_fact(server, org, transactional_db):
     auth = {"Authorization": f"Bearer {org.acme_secret}"}
     fact = f"passport renewed {CANARY}"

@@ -10,6 +10,7 @@ not the helpers under test.
 
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -272,6 +273,7 @@ def _body_token(world, item):
     return f"team:{world.tenant_name}/t{item[1]}"
 
 
+@pytest.mark.slow  # a generated world per example
 @settings(
     max_examples=40,
     deadline=None,

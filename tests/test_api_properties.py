@@ -12,6 +12,7 @@ Each example builds its own data with unique names inside the test's one transac
 
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -124,6 +125,7 @@ def assert_reveals_nothing_hidden(response, hidden_texts):
         assert text not in body
 
 
+@pytest.mark.slow  # a generated world per example, every endpoint asked
 @settings(
     max_examples=15,
     deadline=None,

@@ -78,12 +78,14 @@ NAMEISH = st.text(alphabet="aZ09._@-/:é ", max_size=12)
 KINDISH = st.sampled_from(["actor", "global", "tenant", "team", "Team", ""])
 
 
+@pytest.mark.slow  # 300 examples, each through two regex engines
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(NAMEISH, st.from_regex(patterns.REF, fullmatch=True)))
 def test_the_ref_pattern_is_the_ref_rule(ref):
     assert matches(patterns.REF, ref) == is_valid_ref(ref)
 
 
+@pytest.mark.slow  # 300 examples, each through two regex engines
 @settings(max_examples=300, deadline=None)
 @given(
     st.one_of(
@@ -97,6 +99,7 @@ def test_the_membership_pattern_is_a_scope_token_other_than_global_and_actor(tok
     assert matches(patterns.MEMBERSHIP, token) == membership
 
 
+@pytest.mark.slow  # 300 examples, each through two regex engines
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(alphabet="az09._-A ", max_size=70), st.from_regex(patterns.KEY)))
 def test_the_key_pattern_is_the_key_rule(key):

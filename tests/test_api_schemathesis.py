@@ -43,6 +43,9 @@ from memory_console.api import patterns
 from memory_console.wsgi import application
 from memory_core import writes
 
+# slow: every operation, fuzzed.
+pytestmark = pytest.mark.slow
+
 MAX_EXAMPLES = 25
 
 CHECKS = [

@@ -11,6 +11,9 @@ from memory_core.ledger import checkpoints
 from memory_core.models import LedgerEvent
 from tests import tampering
 
+# slow: each drill starts and removes a scratch PostgreSQL.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def drill(transactional_db, org, operator, tmp_path, settings):

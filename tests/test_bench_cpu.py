@@ -10,7 +10,11 @@ import pytest
 
 from memory_console.bench import cpu
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="reads Linux's /proc")
+# slow: child processes spin until /proc shows the CPU they spent.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="reads Linux's /proc"),
+]
 
 SPIN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass\n"
 

@@ -53,6 +53,7 @@ def console_ops() -> set[str]:
     return {f"console_{page}{role}" for page in pages for role in ("", "_tenant")}
 
 
+@pytest.mark.slow  # seeds a database and runs every operation against a real server
 def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     out = tmp_path / "tiny.json"
     # Its own database per test database name, so engineers running the suite side by

@@ -384,6 +384,7 @@ def _sweep_form(client, name: str, address: str) -> None:
             assert _state() == before, (name, field, label)
 
 
+@pytest.mark.slow  # every hostile value at every console address
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_no_hostile_parameter_is_a_500_nor_changes_anything(client, world, name):
     """Each query parameter the address's view reads, then each field its form posts, set

@@ -57,6 +57,7 @@ def run(clone: Path, *args: str) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.slow  # each of these runs the copy in a fresh interpreter
 def test_importing_the_settings_starts_no_database(clone):
     code = (
         "import json, os, sys, django; django.setup()\n"
@@ -81,11 +82,13 @@ def test_importing_the_settings_starts_no_database(clone):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["help"], ["check"], ["serve", "--help"]])
 def test_commands_that_need_no_database_start_none(clone, command):
     run(clone, "manage.py", *command)
 
 
+@pytest.mark.slow
 def test_the_rule_tests_start_no_database(clone):
     rules = sorted(path.name for path in (clone / "tests").glob("test_rules_*.py"))
     assert rules

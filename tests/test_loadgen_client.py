@@ -65,7 +65,10 @@ class _Echo(BaseHTTPRequestHandler):
 @pytest.fixture
 def port():
     server = ThreadingHTTPServer((client.HOST, 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: half a second a test at the default.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     yield server.server_address[1]
     server.shutdown()

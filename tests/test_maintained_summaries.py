@@ -239,6 +239,7 @@ def _replace_memberships(world: World, actor: Actor, n: int) -> None:
         _set_memberships(actor, wider)
 
 
+@pytest.mark.slow  # a generated world and a run of writes per example
 @EXAMPLES
 @given(
     spec=worlds(duplicates=True),

@@ -12,12 +12,16 @@ world, not from the code under test.
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from memory_core.accounts import keys
 from memory_core.models import Actor, Memory
 from tests import mcp_wire as wire
 from tests.worlds import World, worlds
+
+# slow: a generated world per example, every tool asked through the wire.
+pytestmark = pytest.mark.slow
 
 EVERY_TOOL = [
     ("memory_context", {}),

@@ -27,6 +27,9 @@ from memory_core.accounts import keys
 from memory_core.db.privileges import OWNER_ALIAS
 from memory_core.models import AccessLog, Actor, LedgerEvent, Memory, Message
 
+# slow: a real server, and the SDK's client through every protocol revision.
+pytestmark = pytest.mark.slow
+
 MODES = {
     "2025-06-18": "legacy",
     "2026-07-28": "2026-07-28",

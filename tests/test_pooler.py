@@ -19,7 +19,11 @@ from django.db import connection
 from memory_console.loadgen import pooler
 from memory_core.db import prepared
 
-pytestmark = pytest.mark.skipif(pooler.binary() is None, reason="pgbouncer is not installed")
+# slow: each settings check is a fresh interpreter, and the others run PgBouncer.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(pooler.binary() is None, reason="pgbouncer is not installed"),
+]
 
 SHOW = """
 import json, django

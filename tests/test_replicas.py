@@ -24,7 +24,11 @@ from tests.replica import StreamingReplica
 ALIAS = "replica1"
 # The replica is one of the test's databases (its queries allowed), and a mirror of
 # `default` (never flushed: it is read-only, and replays the primary's flush).
-pytestmark = pytest.mark.django_db(transaction=True, databases=["default", ALIAS])
+# slow: starts a streaming replica of the test database and waits out its lag.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True, databases=["default", ALIAS]),
+]
 
 
 # Autouse and module-scoped: registered before pytest-django checks the test's databases.

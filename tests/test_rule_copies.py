@@ -21,6 +21,7 @@ The oracle is the pure function (or the per-scope one), never the copy under tes
 
 from collections import Counter, defaultdict
 
+import pytest
 from django.db import connection
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
@@ -35,6 +36,9 @@ from memory_core.rules.facts import Record
 from memory_core.rules.precedence import resolve
 from memory_core.rules.selection import select
 from tests.worlds import MEMORY_KEYS, World, worlds
+
+# slow: a generated world per example, each rule asked of both copies.
+pytestmark = pytest.mark.slow
 
 EXAMPLES = settings(
     max_examples=20,

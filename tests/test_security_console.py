@@ -279,6 +279,7 @@ def _csrf_refused(response) -> bool:
     return response.status_code == 403 and b"CSRF verification failed" in response.content
 
 
+@pytest.mark.slow  # a POST to every console address
 def test_every_console_url_refuses_a_post_without_a_csrf_token(users, content):
     urls = console_urls_with_samples(content.uid, ApiKey.objects.first().uid)
     assert set(urls) >= KNOWN_POST_VIEWS

@@ -84,6 +84,7 @@ def settings_in(env: dict, *names: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # Django set up in a fresh interpreter
 def test_check_deploy_is_clean_under_production_settings():
     result = manage(environment(**PRODUCTION, SECRET_KEY=random_secret_key()), "check", "--deploy")
     output = result.stdout + result.stderr
@@ -92,6 +93,7 @@ def test_check_deploy_is_clean_under_production_settings():
     assert "WARNING" not in output and "ERROR" not in output, output
 
 
+@pytest.mark.slow  # Django set up in a fresh interpreter
 def test_check_deploy_warns_without_the_https_settings():
     """The same check with SECURE_* left out: the warnings the variables exist to silence."""
     env = environment(DEBUG="0", ALLOWED_HOSTS="memory.example.com", SECRET_KEY=random_secret_key())
@@ -100,6 +102,7 @@ def test_check_deploy_warns_without_the_https_settings():
         assert warning in output, output
 
 
+@pytest.mark.slow  # Django set up in a fresh interpreter
 def test_production_variables_reach_the_settings():
     got = settings_in(
         environment(**PRODUCTION, SECRET_KEY=random_secret_key(), TRUST_X_FORWARDED_PROTO="1"),
@@ -132,6 +135,7 @@ def test_production_variables_reach_the_settings():
     }
 
 
+@pytest.mark.slow  # Django set up in a fresh interpreter
 def test_the_defaults_are_for_one_machine_over_plain_http():
     got = settings_in(
         environment(SECRET_KEY=random_secret_key()),
@@ -196,6 +200,7 @@ def test_with_ssl_redirect_plain_http_is_sent_to_https_but_health_answers(client
     assert secure["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload"
 
 
+@pytest.mark.slow  # Django set up in a fresh interpreter
 def test_the_http_embedder_without_its_url_model_and_width_stops_the_server():
     env = environment(SECRET_KEY=random_secret_key(), MEMORY_EMBEDDER="http")
     result = manage(env, "check")

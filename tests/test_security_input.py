@@ -146,6 +146,7 @@ def test_request_data_too_big_raised_by_a_view_is_a_413_in_the_callers_shape():
         pytest.param(json.dumps({f"field{i}": i for i in range(50_000)}), id="object-50000-fields"),
     ],
 )
+@pytest.mark.slow  # megabyte bodies, parsed and refused
 def test_deep_or_huge_json_is_a_fast_4xx_and_nothing_is_stored(client, org, method, path, body):
     assert len(body) < MIB  # under the size limit: the parser and the schemas must cope
     before = stored()

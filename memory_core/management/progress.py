@@ -7,6 +7,12 @@ lines, and a job that finishes within a second prints only its final line.
 
 A Progress is also callable, so it can be handed to a service as its `progress(n)` hook
 (`ledger.verify`, `transcripts.prune_history`).
+
+Why not tqdm: it would draw the terminal bar, but off a terminal it still redraws with "\r"
+(never a line per step; its maintainers' answer is `disable=True`, tqdm/tqdm#750), it prints
+a 0% line at the start unless given a `delay`, and with a `delay` a job that ends sooner
+prints nothing at all, not even the final count a log needs. Meeting tests/test_commands.py
+with it would mean overriding its display and close, which is most of this module again.
 """
 
 import sys
