@@ -1,7 +1,7 @@
 """The hot endpoints send bodies their services built (memory_console/api/bodies.py), not
 re-validated by Ninja: each must still be exactly its declared response schema."""
 
-from memory_console.api.schemas import MemoryOut, MemoryPageOut, SearchOut, TurnOut
+from memory_console.api.schemas import MemoryPageOut, RememberOut, SearchOut, TurnOut
 from memory_core import writes
 from tests.helpers import bearer, post_turn
 
@@ -31,7 +31,7 @@ def test_turn_bodies_first_and_replayed_match_turn_out(org, operator, client):
         tool_call_id="c-1",
     )
     assert learned.status_code == 201
-    exactly(MemoryOut, learned.json())
+    exactly(RememberOut, learned.json())
     first = post_turn(client, org.acme_secret, {"actor": "u1", "run_id": "run-b"})
     again = post_turn(client, org.acme_secret, {"actor": "u1", "run_id": "run-b"})
     assert first.status_code == again.status_code == 200
@@ -43,12 +43,12 @@ def test_turn_bodies_first_and_replayed_match_turn_out(org, operator, client):
     assert [o["scope"] for o in entry["overrides"]] == ["tenant:acme"]
 
 
-def test_remember_repeat_body_matches_memory_out(org, client):
+def test_remember_repeat_body_matches_remember_out(org, client):
     body = {"actor": "u1", "key": "tone", "fact": "brief", "run_id": "r", "tool_call_id": "c"}
     first = remember(client, org.acme_secret, **body)
     repeat = remember(client, org.acme_secret, **body)
     assert (first.status_code, repeat.status_code) == (201, 200)
-    exactly(MemoryOut, repeat.json())
+    exactly(RememberOut, repeat.json())
     assert repeat.json() == first.json()
 
 

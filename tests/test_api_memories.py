@@ -96,6 +96,7 @@ def test_remember_writes_at_the_actors_own_scope_as_agent(org, client):
         "created_at": memory.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "supersedes": None,
         "overrides": [],
+        "similar": [],
     }
     row = AccessLog.objects.get(action="remember")
     assert (row.outcome, row.actor_ref, row.memory_ids) == (201, "acme/u1", [memory.uid])
@@ -210,17 +211,82 @@ def test_remember_costs_a_bounded_number_of_queries(
 ):
     writes.publish(org.root, "fiscal-year", "starts in October", principal=operator)
     call = {"actor": "u1", "key": "fiscal-year", "fact": "calendar year", "run_id": "r1"}
-    # Measured: 13 for a first write. The request's own: the key with its reach, the actor
-    # with its chain, and the overrides' wider rows. The service's 10: its transaction (2
+    # Measured: 14 for a first write. The request's own: the key with its reach, the actor
+    # with its chain, and the overrides' wider rows. The service's 11: its transaction (2
     # savepoint statements under the test's), the slot lock, the live row, the tool-call
-    # check, the insert and its embedding, the ledger append (stream lock, then one
-    # INSERT … SELECT of the head) and the access-log row. No read of the run's recorded
-    # chain: an agent writes only at its actor's own scope, which heads every chain
-    # (writes.remember). A repeated tool call: 9.
-    with django_assert_max_num_queries(13):
+    # check, the insert and its embedding, the near-duplicates (`similar`, one statement),
+    # the ledger append (stream lock, then one INSERT … SELECT of the head) and the
+    # access-log row. No read of the run's recorded chain: an agent writes only at its
+    # actor's own scope, which heads every chain (writes.remember). A repeated tool call: 10.
+    with django_assert_max_num_queries(14):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 201
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(10):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 200
+
+
+# --- POST /memories: near-duplicates under another key (`similar`) ----------------------
+
+COFFEE = "drinks oat milk flat whites every morning"
+REWORDED = "has an oat milk flat white each morning"
+
+
+def test_remember_names_the_other_key_that_holds_nearly_the_same_fact(org, client):
+    coffee = remember(client, org.acme_secret, actor="u1", key="coffee", fact=COFFEE).json()
+    assert coffee["similar"] == []
+    again = remember(client, org.acme_secret, actor="u1", key="morning_coffee", fact=REWORDED)
+    assert again.status_code == 201
+    assert again.json()["similar"] == [
+        {"id": coffee["id"], "key": "coffee", "scope": "actor:acme/u1"}
+    ]
+    # The row that named it is on record as a read of it (ids and a count, never a key).
+    row = AccessLog.objects.filter(action="remember").order_by("id").last()
+    assert row.memory_ids == [again.json()["id"], coffee["id"]]
+    assert row.detail["similar"] == 1
+    assert_access_log_never_holds("coffee", "oat milk")
+
+
+def test_an_unrelated_fact_or_the_same_key_again_has_nothing_similar(org, client):
+    remember(client, org.acme_secret, actor="u1", key="coffee", fact=COFFEE)
+    other = remember(client, org.acme_secret, actor="u1", key="pet", fact="owns a beagle")
+    assert other.json()["similar"] == []
+    # The same key again supersedes: the version it replaces is no other key.
+    same = remember(client, org.acme_secret, actor="u1", key="coffee", fact=REWORDED)
+    assert same.json()["supersedes"] and same.json()["similar"] == []
+
+
+@override_settings(MEMORY_EMBEDDER="none")
+def test_without_an_embedder_the_same_words_are_still_found(org, client):
+    units = remember(client, org.acme_secret, actor="u1", key="units", fact="prefers kilometres")
+    again = remember(
+        client, org.acme_secret, actor="u1", key="distance", fact="prefers kilometres always"
+    )
+    assert [s["key"] for s in again.json()["similar"]] == ["units"]
+    assert again.json()["similar"][0]["id"] == units.json()["id"]
+
+
+def test_similar_never_names_another_actors_or_another_tenants_or_a_wider_memory(
+    org, client, operator
+):
+    # The same fact, word for word, held by u2 (same tenant), x9 (another tenant) and the
+    # tenant itself (in u1's chain, but not u1's own: the agent could not correct it).
+    writes.remember(org.u2, "coffee", COFFEE, principal=org.acme_agent)
+    writes.remember(org.x9, "coffee", COFFEE, principal=org.globex_agent)
+    writes.publish(org.acme, "coffee", COFFEE, principal=operator)
+    mine = remember(client, org.acme_secret, actor="u1", key="morning_coffee", fact=COFFEE)
+    assert mine.status_code == 201 and mine.json()["similar"] == []
+    # And the other way round: x9's agent is never told of u1's.
+    theirs = remember(client, org.globex_secret, actor="x9", key="drink", fact=COFFEE)
+    assert [s["scope"] for s in theirs.json()["similar"]] == ["actor:globex/x9"]
+
+
+def test_a_repeated_tool_call_answers_the_same_similar(org, client):
+    coffee = remember(client, org.acme_secret, actor="u1", key="coffee", fact=COFFEE).json()
+    call = {"actor": "u1", "key": "morning_coffee", "fact": REWORDED}
+    first = remember(client, org.acme_secret, **call, run_id="r", tool_call_id="c")
+    repeat = remember(client, org.acme_secret, **call, run_id="r", tool_call_id="c")
+    assert (first.status_code, repeat.status_code) == (201, 200)
+    assert repeat.json() == first.json()
+    assert [s["id"] for s in repeat.json()["similar"]] == [coffee["id"]]
 
 
 # --- GET /memories (read-back) ----------------------------------------------------------
@@ -329,7 +395,11 @@ def test_search_finds_within_the_chain_only(org, client, others, allergy):
 
 @override_settings(MEMORY_EMBEDDER="none")  # the lexical tiers
 def test_search_falls_back_to_trigram_for_a_typo(org, client, allergy):
+    # A typo near the end is a prefix of the word, which full text finds ...
     body = get(client, org.acme_secret, f"{MEMORIES}/search", actor="u1", q="penicilin").json()
+    assert body["tier"] == "fts" and [i["id"] for i in body["items"]] == [allergy["id"]]
+    # ... one near the start is left to the trigram tier.
+    body = get(client, org.acme_secret, f"{MEMORIES}/search", actor="u1", q="pennicillin").json()
     assert body["tier"] == "trigram" and [i["id"] for i in body["items"]] == [allergy["id"]]
 
 
@@ -361,6 +431,7 @@ def test_get_returns_a_live_memory_in_the_chain_with_its_overrides(org, client, 
     policy = writes.publish(org.acme, "units", "report in kilometres", principal=operator)
     mine = remember(client, org.acme_secret, actor="u1", key="units", fact="miles").json()
     response = get(client, org.acme_secret, f"{MEMORIES}/{mine['id']}", actor="u1")
+    assert mine.pop("similar") == []  # remember's answer alone says what is like it
     assert response.status_code == 200 and response.json() == mine
     assert [o["id"] for o in mine["overrides"]] == [policy.uid]
     wider = get(client, org.acme_secret, f"{MEMORIES}/{policy.uid}", actor="u1")

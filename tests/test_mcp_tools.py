@@ -138,6 +138,21 @@ def test_remember_says_which_wider_values_it_overrides(client, org, others):
     assert [o["scope"] for o in wire.structured(result)["overrides"]] == ["tenant:acme"]
 
 
+def test_remember_tells_the_model_which_key_already_holds_the_fact(client, org):
+    first = ok(client, org.acme_secret, "remember", {"key": "coffee", "fact": "drinks flat whites"})
+    result = call(
+        client, org.acme_secret, "remember", {"key": "drink", "fact": "drinks a flat white"}
+    )
+    second = wire.structured(result)
+    assert second["similar"] == [{"id": first["id"], "key": "coffee", "scope": "actor:acme/u1"}]
+    assert result["content"][0]["text"] == (
+        f"Remembered drink at actor:acme/u1 ({second['id']}). Nearly the same fact is already "
+        f"remembered under coffee ({first['id']}): keep one key for it (remember the fact "
+        f"under that key, and invalidate {second['id']})."
+    )
+    assert first["similar"] == []
+
+
 def test_the_same_tool_call_twice_writes_once(client, org):
     arguments = {"key": "tone", "fact": "formal", "run_id": "r1", "tool_call_id": "c1"}
     first = ok(client, org.acme_secret, "remember", arguments)

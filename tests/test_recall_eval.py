@@ -11,6 +11,9 @@ from memory_core import turns, writes
 from memory_core.recall import search
 from tests.recall.cases import FACTS, PARAPHRASED, SHARED, UNRELATED
 
+# slow: embeds and searches the whole evaluation set, twice.
+pytestmark = pytest.mark.slow
+
 TOP = 3
 
 
@@ -79,5 +82,8 @@ def test_hybrid_recall_beats_lexical_on_paraphrases_and_never_loses_on_shared_wo
     assert hybrid["search_shared"] >= lexical["search_shared"]
     assert hybrid["turn_shared"] >= lexical["turn_shared"]
     assert hybrid["search_shared"] == len(SHARED)
-    # Off-topic questions: at most a stray memory or two, not the nearest neighbours.
-    assert hybrid["unrelated_results"] <= 4
+    # Off-topic questions: about one memory a question (9 of 24), not the nearest
+    # neighbours. The floor is 0.15, calibrated on the held-out set's DEV half
+    # (docs/agents/recall.md); 0.2, chosen on this set, let in 2 here but lost right answers
+    # there that scored 0.1 to 0.19.
+    assert hybrid["unrelated_results"] <= 10

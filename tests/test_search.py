@@ -9,7 +9,7 @@ from django.db import connection
 
 from memory_core import curation, writes
 from memory_core.actors import chain_of
-from memory_core.recall import search
+from memory_core.recall import search, stopwords
 
 
 def rank_keys(chain, query, limit):
@@ -101,3 +101,172 @@ def test_later_tiers_are_not_computed_when_full_text_finds_something(lexical_onl
     trigram = plan.split("CTE trigram")[1].split("\n  ->")[0]
     # The similarity scan is gated on an InitPlan over the first tier, which found a row.
     assert "never executed" in trigram
+
+
+# --- lexical search beyond English (migration 0024_multilingual_search) ------------------
+
+
+def test_the_stored_words_are_unaccented_and_lower_case_beside_the_english_stems(org, operator):
+    memory = writes.publish(
+        org.acme, "office", "A Reunião é na Straße em São Paulo", principal=operator
+    )
+    memory.refresh_from_db()
+    assert {"reuniao", "strasse", "sao", "paulo", "office"} <= set(
+        word.split(":")[0].strip("'") for word in memory.search_simple.split()
+    )
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ("What is the name of their dog?", ["dog", "name"]),
+        ("Qual é o nome do cão dela?", ["cao", "nome"]),
+        ("¿Cuál es el nombre de su perro?", ["nombre", "perro"]),
+        ("Wie lange ist sie schon in der Ehe?", ["ehe", "lange", "schon"]),
+        ("Wann hat er Geburtstag?", ["geburtstag"]),
+    ],
+)
+def test_the_stop_words_of_every_language_are_not_looked_for(db, query, words):
+    assert search.content_words(query) == words
+
+
+def test_python_spells_the_stop_words_as_the_text_search_configuration_does(db):
+    written = " ".join(" ".join(words.split()) for words in stopwords.LANGUAGES.values())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(to_tsvector('memory_simple_unaccent', %s))", [written]
+        )
+        (lexemes,) = cursor.fetchone()
+    # Every stop word, as the configuration spells it, is one Python spells the same way.
+    assert set(lexemes) == stopwords.STOPWORDS
+    assert search.content_words(written) == []
+
+
+@pytest.fixture
+def languages(org, operator):
+    """One fact in each language, written with their accents, and one without."""
+    for key, text in [
+        ("cats", "tem dois gatos pretos em casa"),  # pt
+        ("padel", "juega al pádel los domingos"),  # es
+        ("dogs", "Er hat zwei Hunde und wohnt in der Stadt"),  # de
+        ("meetings", "prefers meetings before noon"),  # en
+        ("coffee", "cafe sem acucar, sempre"),  # pt, typed without its accents
+        ("doctor", "Sie ist Ärztin in der Klinik"),  # de, all but one word stop words
+    ]:
+        writes.publish(org.acme, key, text, principal=operator)
+
+
+@pytest.mark.parametrize(
+    "query, keys",
+    [
+        ("Ela tem um gato?", ["cats"]),  # gato finds gatos
+        ("¿Juega al padel?", ["padel"]),  # without the accent
+        ("¿Juega al pádel?", ["padel"]),  # with it
+        ("Hat er einen Hund?", ["dogs"]),  # Hund finds Hunde; hat, er, einen are stop words
+        ("when is the meeting?", ["meetings"]),  # the English stem
+        ("Ela gosta de café com açúcar?", ["coffee"]),  # accents typed, none stored
+        ("Ist sie in der Stadt?", ["dogs"]),  # ist, sie, in, der match nothing
+    ],
+)
+def test_each_language_matches_with_or_without_accents_and_never_on_a_stop_word(
+    lexical_only, org, languages, query, keys
+):
+    assert rank_keys(chain_of(org.u1), query, 5) == (keys, "fts")
+
+
+def test_a_question_of_stop_words_alone_is_left_to_the_later_tiers(lexical_only, org, languages):
+    # "Wer ist sie?": every word is a stop word, so full text looks for nothing; only the
+    # trigram tier's likeness of the whole string ("Sie ist ...") can still answer.
+    assert search.content_words("Wer ist sie?") == []
+    assert rank_keys(chain_of(org.u1), "Wer ist sie?", 5)[1] == "trigram"
+
+
+# --- the hybrid ranking -------------------------------------------------------------------
+
+
+def test_with_vectors_to_compare_the_trigram_and_like_tiers_never_answer(org, facts, settings):
+    # "metres" is inside "kilometres": lexically, only the trigram tier finds it ...
+    settings.MEMORY_EMBEDDER = "none"
+    assert rank_keys(chain_of(org.u1), "metres", 5) == (["units"], "trigram")
+    # ... but where the chain holds vectors, what meaning finds (or nothing) is the answer.
+    settings.MEMORY_EMBEDDER = "wordllama"
+    _, tier = rank_keys(chain_of(org.u1), "metres", 5)
+    assert tier == "hybrid"
+    assert rank_keys(chain_of(org.u1), "quantum chromodynamics", 5) == ([], "hybrid")
+
+
+def test_the_ranking_does_not_depend_on_the_limit_asked_for(org, facts, operator):
+    for key, text in [
+        ("pet", "owns a golden retriever named Biscuit"),
+        ("commute", "cycles to the office along the river"),
+        ("manager", "reports to Dana Whitfield"),
+    ]:
+        writes.remember(org.u1, key, text, principal=org.acme_agent)
+    query = "is Dana their boss, is Biscuit their dog, how far do they ride to the office?"
+    keys, _ = rank_keys(chain_of(org.u1), query, 20)
+    assert len(keys) >= 3
+    for limit in range(1, len(keys) + 1):
+        assert rank_keys(chain_of(org.u1), query, limit)[0] == keys[:limit]
+
+
+def test_a_lexical_match_ranks_with_its_meaning_not_above_it(org, operator):
+    # Fused by reciprocal rank: the fact that both matches a word and is closest in meaning
+    # comes first, whatever else shares the word.
+    writes.remember(org.u1, "manager", "reports to Dana Whitfield", principal=org.acme_agent)
+    writes.remember(org.u1, "report", "writes the weekly report", principal=org.acme_agent)
+    keys, tier = rank_keys(chain_of(org.u1), "who does she report to, her boss?", 5)
+    assert tier == "hybrid" and keys[0] == "manager"
+
+
+# --- migration 0024: the unaccent extension --------------------------------------------
+
+
+class _Catalog:
+    """What migration 0024 asks a server's catalog, answered as a server without unaccent
+    (or without the right to create it) would."""
+
+    def __init__(self, installed, available, may_create):
+        self.row = (installed, available, may_create)
+        self.settings_dict = {"NAME": "memories"}
+        self.executed = []
+
+    def cursor(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def execute(self, sql, params=None):
+        self.executed.append(sql)
+
+    def fetchone(self):
+        return self.row
+
+
+@pytest.mark.parametrize(
+    "available, may_create, message",
+    [
+        (False, False, "Install the contrib package"),
+        (True, False, "run `CREATE EXTENSION unaccent;`"),
+        (True, True, None),
+    ],
+)
+def test_migrate_creates_unaccent_where_it_may_or_says_how(available, may_create, message):
+    import importlib
+    from types import SimpleNamespace
+
+    from django.core.management.base import CommandError
+
+    migration = importlib.import_module("memory_core.migrations.0024_multilingual_search")
+    catalog = _Catalog(False, available, may_create)
+    editor = SimpleNamespace(connection=catalog)
+    if message is None:
+        migration.create_unaccent_extension(None, editor)
+        assert catalog.executed[-1] == "CREATE EXTENSION unaccent"
+    else:
+        with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            migration.create_unaccent_extension(None, editor)
+        assert not any("CREATE EXTENSION" in sql for sql in catalog.executed)

@@ -497,4 +497,4 @@ def test_the_similarity_floor_setting_overrides_the_embedders_own_and_unsets_cle
     settings.MEMORY_EMBEDDER_MIN_SIMILARITY = 0.5
     assert providers.current().min_similarity == 0.5
     settings.MEMORY_EMBEDDER_MIN_SIMILARITY = None
-    assert providers.current().min_similarity == providers.WordLlama.min_similarity == 0.2
+    assert providers.current().min_similarity == providers.WordLlama.min_similarity == 0.15

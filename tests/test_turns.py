@@ -108,6 +108,34 @@ def test_max_memories_lowers_the_budget_and_query_recalls_by_relevance(org, oper
     assert turn.stats["recalled"] == 1 and turn.stats["partial"] is True
 
 
+def test_a_turn_with_a_query_keeps_the_pins_then_searchs_best_keys_in_its_order(org, operator):
+    for key, text in (("badge", "wear the badge on site"), ("escort", "visitors need an escort")):
+        writes.publish(org.acme, key, text, principal=operator, pinned=True)
+    notes = {
+        "manager": "reports to Dana Whitfield",
+        "pet": "owns a golden retriever named Biscuit",
+        "commute": "cycles to the office along the river",
+        "coffee": "drinks oat milk flat whites every morning",
+        "editor": "writes code in Neovim",
+        "car": "drives a Toyota Corolla hybrid",
+    }
+    for key, text in notes.items():
+        writes.remember(org.u1, key, text, principal=org.acme_agent)
+    query = "is Dana their boss, is Biscuit their dog, how do they get to the office?"
+    items, tier = search.search_memories(org.u1, query, principal=org.acme_agent, limit=10)
+    best = [i["key"] for i in items if not i["pinned"]]
+    assert tier == "hybrid" and len(best) >= 3
+    # Room for the two pins and two more: the pins, then search's first two, as search
+    # ranked them (the search ranking does not depend on the limit it is asked for).
+    turn = turns.compose(org.u1, "r", query, 4)
+    assert {e["key"] for e in turn.entries} == {"badge", "escort", *best[:2]}
+    assert turn.stats["recalled"] == 2
+    # Room for one: a pin, and nothing the query found (pins and the budget win).
+    turn = turns.compose(org.u1, "r", query, 1)
+    assert [e["pinned"] for e in turn.entries] == [True] and turn.stats["recalled"] == 0
+    assert turn.stats["pinned_omitted"] == 1
+
+
 def test_pin_at_a_wide_scope_makes_a_narrow_override_always_on(org, operator):
     policy = writes.publish(org.root, "fiscal-year", "October", principal=operator)
     curation.set_pinned(policy, True, principal=operator)

@@ -16,6 +16,7 @@ from memory_console.api.schemas import (
     MemoryOut,
     MemoryPageOut,
     RememberIn,
+    RememberOut,
     SearchOut,
     SearchQuery,
     errors,
@@ -34,13 +35,14 @@ ActorParam = Annotated[
 
 @router.post(
     "",
-    response={201: MemoryOut, 200: MemoryOut, **errors(403, 404, 422)},
+    response={201: RememberOut, 200: RememberOut, **errors(403, 404, 422)},
     summary="Remember a fact about the actor (at actor:<actor>, authored agent)",
 )
 def remember(request, payload: RememberIn):
     """201 with the new version (`supersedes` names the live one it replaced), or 200 with
     the stored record when this (run_id, tool_call_id) was already written. There is no
-    scope field: an agent writes only at its actor's own scope."""
+    scope field: an agent writes only at its actor's own scope. `similar` names the actor's
+    live memories under other keys that hold (nearly) the same fact."""
     principal = request.auth
     actor = actors.actor_for_key(payload.actor, principal.api_key, principal, register=True)
     written = writes.remember(
@@ -53,7 +55,7 @@ def remember(request, payload: RememberIn):
         thread_id=payload.thread_id,
     )
     shape = visibility.memory_shape_for_actor(written.memory, actors.chain_of(actor))
-    return sent_as_is(shape, 201 if written.created else 200)
+    return sent_as_is({**shape, "similar": written.similar}, 201 if written.created else 200)
 
 
 @router.get(

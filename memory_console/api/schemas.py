@@ -230,6 +230,21 @@ class MemoryOut(Schema):
     )
 
 
+class SimilarOut(Schema):
+    id: str
+    key: str
+    scope: str
+
+
+class RememberOut(MemoryOut):
+    similar: list[SimilarOut] = Field(
+        description=(
+            "Live memories of the same actor under other keys that hold (nearly) the same "
+            "fact, the closest first: correct one of those keys rather than keep two."
+        )
+    )
+
+
 class LineOut(Schema):
     n: int
     text: str

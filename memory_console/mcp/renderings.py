@@ -22,14 +22,27 @@ def turn(body: dict) -> str:
 
 def remembered(memory: dict, created: bool) -> str:
     if not created:
-        return f"Already remembered in this run: {memory['key']} ({memory['id']})."
+        text = f"Already remembered in this run: {memory['key']} ({memory['id']})."
+        return text + _similar(memory)
     text = f"Remembered {memory['key']} at {memory['scope']} ({memory['id']})."
     if memory["supersedes"]:
         text += f" It replaces {memory['supersedes']}."
     wider = [override["scope"] for override in memory["overrides"]]
     if wider:
         text += f" It takes precedence over the value at {', '.join(wider)}."
-    return text
+    return text + _similar(memory)
+
+
+def _similar(memory: dict) -> str:
+    """remember's `similar`, said to the model: which keys to correct instead."""
+    similar = memory.get("similar") or []
+    if not similar:
+        return ""
+    keys = ", ".join(f"{s['key']} ({s['id']})" for s in similar)
+    return (
+        f" Nearly the same fact is already remembered under {keys}: keep one key for it "
+        f"(remember the fact under that key, and invalidate {memory['id']})."
+    )
 
 
 def found(body: dict) -> str:

@@ -30,7 +30,7 @@ from functools import cache
 from django.conf import settings
 from pydantic import BaseModel
 
-from memory_console.api.schemas import MemoryOut, MessageOut, SearchOut, TurnOut
+from memory_console.api.schemas import MemoryOut, MessageOut, RememberOut, SearchOut, TurnOut
 from memory_console.mcp import renderings
 from memory_console.mcp.arguments import (
     Arguments,
@@ -114,7 +114,8 @@ def remember(connection: Connection, args: RememberArguments) -> tuple[dict, str
         thread_id=args.thread_id,
     )
     shape = visibility.memory_shape_for_actor(written.memory, actors.chain_of(actor))
-    return shape, renderings.remembered(shape, written.created)
+    body = {**shape, "similar": written.similar}
+    return body, renderings.remembered(body, written.created)
 
 
 def search_memories(connection: Connection, args: SearchArguments) -> tuple[dict, str]:
@@ -207,10 +208,12 @@ TOOLS: dict[str, Tool] = {
                 "second key for the same thing. Do not save: a restatement or summary of the "
                 "conversation, one-off requests, what holds only for the current task, "
                 "guesses, secrets (passwords, card or account numbers), or what the memory "
-                "block already says. The fact is saved for this person only."
+                "block already says. The fact is saved for this person only. The result names "
+                "any other key that already holds (nearly) the same fact: then keep one key "
+                "for it (remember under that key, invalidate the new note)."
             ),
             arguments=RememberArguments,
-            output=MemoryOut,
+            output=RememberOut,
             run=remember,
             hints={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
         ),

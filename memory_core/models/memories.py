@@ -16,6 +16,10 @@ from memory_core.rules.ids import memory_id
 KEY_REGEX = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 # The text search configuration behind the stored tsvector and every fts query.
 TS_CONFIG = "english"
+# ... and behind the second one (migration 0024_multilingual_search): every word as it is
+# written, lower case and without accents, in any language (`simple` after `unaccent`).
+# Search matches a query's content words against both (memory_core/recall/search.py).
+SIMPLE_TS_CONFIG = "memory_simple_unaccent"
 
 
 class Author(models.TextChoices):
@@ -84,6 +88,15 @@ class Memory(models.Model):
     search = models.GeneratedField(
         expression=SearchVector("key", weight="A", config=TS_CONFIG)
         + SearchVector("text", weight="B", config=TS_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    # The same words unstemmed and unaccented: what matches a Portuguese, Spanish or German
+    # word, and a word typed with or without its accents. Search ranks a chain's few hundred
+    # rows (no index: it never starts from one, see recall/search.py).
+    search_simple = models.GeneratedField(
+        expression=SearchVector("key", weight="A", config=SIMPLE_TS_CONFIG)
+        + SearchVector("text", weight="B", config=SIMPLE_TS_CONFIG),
         output_field=SearchVectorField(),
         db_persist=True,
     )

@@ -5,20 +5,31 @@ from a MATERIALIZED set of the chain's live rows (a few hundred at most) and ran
 those. That is also the fast plan: the planner cannot start from an index over every
 tenant's rows. Tiers, reported by name:
 
-- `hybrid` (an embedder is configured and embedded the query) or `fts` (it is not, or it
-  failed): two ranks over the same candidate set, fused by reciprocal rank fusion.
-  - lexical: a key matches when *any* of the query's meaningful words (its stemmed
-    lexemes, stop words dropped, as in the stored tsvector) appears in its key or text,
-    scored by the sum over matched words of ln(1 + keys / keys with that word): more words
-    and rarer words rank higher, and one extra word in a question no longer loses a match;
-  - semantic (hybrid only): cosine similarity between the query's vector and each row's,
-    an exact scan of the chain's few hundred vectors (no approximate index: one would
-    search across tenants, and is not needed at chain sizes). Only vectors made by the
-    embedder that embedded the query are compared. What keeps an unrelated memory out: a
-    similarity floor (the embedder's `min_similarity`) and a rank cut relative to the best
-    match (RELATIVE_CUT of its similarity). Measured on tests/recall.
+- `hybrid` (an embedder is configured, embedded the query, and the chain holds vectors it
+  made): two ranks of every key of the chain, fused by reciprocal rank fusion:
+  - lexical: a key matches when *any* of the query's content words is in its key or text,
+    scored by the sum over matched words of ln(1 + rows / keys with that word): more words
+    and rarer words rank higher. Content words: the query's words as the stored
+    `search_simple` spells them (lower case, accents removed), less the stop words of
+    English, Portuguese, Spanish and German (stopwords.py). A word matches a key that has
+    it, with or without accents; one that starts with it less its last two letters (at
+    least four: `gatos` finds `gato`, `Hunde` finds `Hund`); or its English stem (in
+    the stored English `search`: `meetings` finds `meeting`);
+  - semantic: cosine similarity between the query's vector and each row's, an exact scan of
+    the chain's few hundred vectors (no approximate index: one would search across
+    tenants, and is not needed at chain sizes). Only vectors made by the embedder that
+    embedded the query are compared.
+  Both ranks are over every key, and a key's fused score is the sum of 1 / (RRF_K + its
+  place) in each. What is *found*, and so may be returned, is a key that matched lexically
+  or whose similarity reaches the embedder's floor (`min_similarity`) and RELATIVE_CUT of
+  the best match's; the floor is what bounds the answers to a question nothing on file
+  answers. Calibrated on the DEV half of tests/recall/generalise (docs/agents/recall.md).
+- `fts`: the lexical rank alone, when there is no vector to compare (no embedder, it
+  failed, or none of the chain's vectors is its own).
 - `trigram` (pg_trgm word similarity, which catches a typo of one word inside a longer
-  fact) when the first tier found nothing, then `like`.
+  fact) when `fts` found nothing, then `like`. Never after the semantic rank: a question
+  with no word in common with any memory gets its nearest memories above the floor, or
+  nothing, not substring noise.
 """
 
 from memory_core.actors import chain_of
@@ -27,8 +38,8 @@ from memory_core.db import prepared
 from memory_core.errors import Invalid
 from memory_core.ledger import access_log
 from memory_core.models import Actor
-from memory_core.models.memories import TS_CONFIG
-from memory_core.recall import providers
+from memory_core.models.memories import SIMPLE_TS_CONFIG, TS_CONFIG
+from memory_core.recall import providers, stopwords
 from memory_core.recall.embeddings import Vector
 from memory_core.rules.facts import Record
 from memory_core.rules.inputs import require, text_problem
@@ -37,11 +48,51 @@ MAX_QUERY_CHARS = 2000
 
 # Lower than pg_trgm's default 0.6, so one mistyped word in a short query still matches.
 WORD_SIMILARITY_THRESHOLD = 0.4
-# A semantic match must reach this fraction of the best match's similarity.
+# A key found by meaning alone must also reach this fraction of the best match's
+# similarity: one close match does not drag weak ones in. On DEV (docs/agents/recall.md) it
+# changes little (@5 99 -> 98, off-topic results 75 -> 74); 0.6 loses answers.
 RELATIVE_CUT = 0.5
 # Reciprocal rank fusion's constant: a key's fused score is the sum, over the ranks that
 # found it, of 1 / (RRF_K + its place there). 60 is the value of the method's paper.
 RRF_K = 60
+# A content word of at least PREFIX_MIN letters also matches the words that start with it
+# less its last PREFIX_DROP letters (never fewer than PREFIX_MIN): a stemmer for no language
+# in particular, which finds plural, gender and verb endings in any of them.
+PREFIX_MIN = 4
+PREFIX_DROP = 2
+
+# The stop words as an SQL array literal (they are plain lower-case ASCII letters), part of
+# the statement's text, so a prepared statement carries them once.
+assert all(w.isascii() and w.isalpha() and w.islower() for w in stopwords.STOPWORDS)
+_STOP_ARRAY = "ARRAY[" + ",".join(f"'{w}'" for w in sorted(stopwords.STOPWORDS)) + "]::text[]"
+
+
+def _tsquery(text_sql: str) -> str:
+    """SQL for a one-lexeme tsquery of a word (quoted, so taken as it is)."""
+    return f"($q$'$q$ || replace(replace({text_sql}, '\\', '\\\\'), $q$'$q$, $q$''$q$) || $q$'$q$)"
+
+
+# A word less its last PREFIX_DROP letters, never shorter than PREFIX_MIN.
+_PREFIX = f"left(word, greatest({PREFIX_MIN}, length(word) - {PREFIX_DROP}))"
+
+# The query's content words as search_simple spells them, each with its one-word tsqueries:
+# itself and its prefix (against search_simple), its English stem (against search; NULL
+# when English has none for it).
+_WORDS = f"""
+        SELECT word,
+               {_tsquery("word")}::tsquery AS exact,
+               CASE WHEN length(word) >= {PREFIX_MIN}
+                    THEN ({_tsquery(_PREFIX)} || ':*')::tsquery
+               END AS prefix,
+               NULLIF(array_to_string(ARRAY(
+                   SELECT {_tsquery("stem")}
+                   FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', word))) AS stem
+               ), ' | '), '')::tsquery AS stemmed
+        FROM unnest(tsvector_to_array(to_tsvector('{SIMPLE_TS_CONFIG}', %(q)s))) AS word
+        WHERE word <> ALL({_STOP_ARRAY})
+"""
+# What the lexical rank looks for in a query (tests, and recall_eval's diagnosis).
+QUERY_WORDS = f"SELECT ARRAY(SELECT word FROM ({_WORDS}) AS w ORDER BY word)"
 
 # All tiers in one statement over one materialised read of the chain. A tier runs only
 # when the ones before it found nothing (each later CTE is gated on an InitPlan that asks
@@ -51,16 +102,12 @@ RRF_K = 60
 # `<%` and its session setting, which cost a transaction and a round trip of their own.
 _TIERS = f"""
     WITH chain_rows AS MATERIALIZED (
-        SELECT m.id AS pk, {RECORD_COLUMNS}, m.search {LIVE_IN_CHAIN}
-    ), words AS MATERIALIZED (
-        -- Each meaningful word of the query as the stored tsvector spells it (stemmed, stop
-        -- words gone), with a one-lexeme tsquery for it (quoted, so taken as it is).
-        SELECT word, ($q$'$q$ || replace(replace(word, '\\', '\\\\'), $q$'$q$, $q$''$q$)
-                      || $q$'$q$)::tsquery AS query
-        FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', %(q)s))) AS word
+        SELECT m.id AS pk, {RECORD_COLUMNS}, m.search, m.search_simple {LIVE_IN_CHAIN}
+    ), words AS MATERIALIZED ({_WORDS}
     ), key_words AS MATERIALIZED (
         SELECT DISTINCT c.key, w.word
-        FROM chain_rows c JOIN words w ON c.search @@ w.query
+        FROM chain_rows c JOIN words w
+          ON c.search_simple @@ w.exact OR c.search_simple @@ w.prefix OR c.search @@ w.stemmed
     ), lexical AS (
         -- Rarity is counted over the chain's rows (about one per key).
         SELECT k.key, sum(ln(1 + n.rows::float8 / f.keys)) AS score
@@ -68,8 +115,6 @@ _TIERS = f"""
         JOIN (SELECT word, count(*) AS keys FROM key_words GROUP BY word) f USING (word)
         CROSS JOIN (SELECT count(*) AS rows FROM chain_rows) n
         GROUP BY k.key
-        ORDER BY score DESC, k.key
-        LIMIT %(limit)s
     ), scored AS MATERIALIZED (
         -- The distance row by row, so that no kilobyte vector is carried into the grouping.
         SELECT c.key, 1 - (e.vector <=> %(vector)s::real[]::vector) AS similarity
@@ -79,21 +124,22 @@ _TIERS = f"""
           AND e.embedder = %(embedder)s AND e.dims = %(dims)s
     ), semantic AS (
         SELECT key, max(similarity) AS similarity FROM scored GROUP BY key
-    ), semantic_cut AS (
-        SELECT key, similarity
+    ), places AS (
+        -- Each rank over every key it scores; `found`: whether that rank alone lets the key
+        -- be returned (a lexical match always; a semantic one from the floor up, and from
+        -- RELATIVE_CUT of the best match's similarity).
+        SELECT key, row_number() OVER (ORDER BY score DESC, key) AS place, true AS found
+        FROM lexical
+        UNION ALL
+        SELECT key, row_number() OVER (ORDER BY similarity DESC, key),
+               similarity >= %(min_similarity)s
+               AND similarity >= {RELATIVE_CUT} * max(similarity) OVER ()
         FROM semantic
-        WHERE similarity >= %(min_similarity)s
-          AND similarity >= {RELATIVE_CUT} * (SELECT max(similarity) FROM semantic)
-        ORDER BY similarity DESC, key
-        LIMIT %(limit)s
     ), fused AS (
         SELECT key, sum(1.0 / ({RRF_K} + place)) AS score
-        FROM (
-            SELECT key, row_number() OVER (ORDER BY score DESC, key) AS place FROM lexical
-            UNION ALL
-            SELECT key, row_number() OVER (ORDER BY similarity DESC, key) FROM semantic_cut
-        ) AS places
+        FROM places
         GROUP BY key
+        HAVING bool_or(found)
         ORDER BY score DESC, key
         LIMIT %(limit)s
     ), trigram AS (
@@ -101,7 +147,7 @@ _TIERS = f"""
         FROM (
             SELECT key, word_similarity(%(q)s, key || ' ' || text) AS similarity
             FROM chain_rows
-            WHERE NOT EXISTS (SELECT 1 FROM fused)
+            WHERE NOT EXISTS (SELECT 1 FROM fused) AND NOT EXISTS (SELECT 1 FROM scored)
         ) AS scored
         WHERE similarity >= {WORD_SIMILARITY_THRESHOLD}
         GROUP BY key
@@ -110,7 +156,8 @@ _TIERS = f"""
     ), plain AS (
         SELECT key
         FROM chain_rows
-        WHERE NOT EXISTS (SELECT 1 FROM fused) AND NOT EXISTS (SELECT 1 FROM trigram)
+        WHERE NOT EXISTS (SELECT 1 FROM fused) AND NOT EXISTS (SELECT 1 FROM scored)
+          AND NOT EXISTS (SELECT 1 FROM trigram)
           AND (text ILIKE %(pattern)s ESCAPE '\\' OR key ILIKE %(pattern)s ESCAPE '\\')
         GROUP BY key
         ORDER BY key
@@ -118,7 +165,7 @@ _TIERS = f"""
     ), ranked AS (
         SELECT tier, key, row_number() OVER (ORDER BY tier_order, score DESC, key) AS place
         FROM (
-            SELECT CASE WHEN %(vector)s::real[] IS NULL THEN 'fts' ELSE 'hybrid' END AS tier,
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM scored) THEN 'hybrid' ELSE 'fts' END AS tier,
                    1 AS tier_order, key, score FROM fused
             UNION ALL SELECT 'trigram', 2, key, score FROM trigram
             UNION ALL SELECT 'like', 3, key, 0 FROM plain
@@ -127,12 +174,13 @@ _TIERS = f"""
 """
 # Every live row of the chain (the fields of a facts.Record) with its key's place and
 # tier when the key was found: a turn with a query, and a search, need both, and this
-# reads the chain once for the two.
+# reads the chain once for the two. The last column says whether the semantic rank ran
+# (the chain holds vectors of the query's embedder): then an empty answer is `hybrid`'s.
 RANKED_CHAIN = (
     _TIERS
     + """
     SELECT c.uid, c.token, c.key, c.text, c.author, c.pinned, c.created_at, c.expires_at,
-           r.place, r.tier
+           r.place, r.tier, EXISTS (SELECT 1 FROM scored)
     FROM chain_rows c LEFT JOIN ranked r ON r.key = c.key
 """
 )
@@ -145,7 +193,7 @@ def _like_pattern(query: str) -> str:
 
 def _params(chain, query: str, limit: int) -> dict:
     params = {"chain": list(chain), "q": query, "limit": limit, "pattern": _like_pattern(query)}
-    found = providers.embed([query])
+    found = providers.embed_query(query)
     if found is None:  # no embedder, or it failed: the lexical tiers answer alone
         return {**params, "vector": None, "embedder": None, "dims": None, "min_similarity": 1}
     embedder, (vector,) = found
@@ -160,12 +208,22 @@ def _params(chain, query: str, limit: int) -> dict:
 
 def ranked_chain(chain, query: str, limit: int) -> tuple[list[Record], list[str], str]:
     """The chain's live rows, and the best `limit` keys among them with their tier."""
-    records, places, tier = [], {}, "like"
-    for *fields, place, found_in in prepared.fetch_all(RANKED_CHAIN, _params(chain, query, limit)):
+    records, places, tier, semantic = [], {}, "like", False
+    for *fields, place, found_in, ran in prepared.fetch_all(
+        RANKED_CHAIN, _params(chain, query, limit)
+    ):
         records.append(Record(*fields))
+        semantic = ran
         if place is not None:
             places[fields[2]], tier = place, found_in
+    if not places and semantic:
+        tier = "hybrid"  # the semantic rank ran (nothing reached the floor): no later tier
     return records, sorted(places, key=places.__getitem__), tier
+
+
+def content_words(query: str) -> list[str]:
+    """The words of `query` the lexical rank looks for, sorted."""
+    return list(prepared.fetch_one(QUERY_WORDS, {"q": query})[0])
 
 
 def check_query(query: str | None) -> str | None:

@@ -19,10 +19,10 @@ Each question is asked of its person's actor as GET /memories/search asks it
 - vector: the service has no vector-only mode, so this command ranks the actor's chain's
   live memories by cosine similarity between the query's vector (embedded as search embeds
   a query) and the stored ones: the chain filter and the per-key maximum of search.py's
-  semantic rank, without its floor; "vector, floor" is that rank less the keys below the
-  embedder's floor, i.e. what the semantic half of search may return on its own. The vector
-  rankings' turns are selection.select given those keys as the relevant ones, as
-  turns.compose would be;
+  semantic rank, without its floor; "vector, floor+cut" is that rank less the keys below the
+  embedder's floor or half the best match's similarity, i.e. what the semantic half of
+  search may return on its own. The vector rankings' turns are selection.select given
+  those keys as the relevant ones, as turns.compose would be;
 - fused: the hybrid search as shipped.
 
 Measured: the expected key among the first 3 and first 5 keys the search ranked (the pinned
@@ -70,7 +70,7 @@ RANKINGS = ("lexical", "vector", "vector_cut", "fused")
 LABELS = {
     "lexical": "lexical",
     "vector": "vector",
-    "vector_cut": "vector, floor",
+    "vector_cut": "vector, floor+cut",
     "fused": "fused",
 }
 
@@ -87,7 +87,6 @@ VECTOR_RANK = f"""
 """
 # The query's content words as the lexical rank sees them, and which of them each key
 # matched: search.py's own CTEs.
-QUERY_WORDS = search._TIERS + "SELECT ARRAY(SELECT word FROM words ORDER BY word)"
 MATCHED_WORDS = (
     search._TIERS
     + """
@@ -261,7 +260,7 @@ def _vector_rankings(world: World, outcome: Outcome, uid: str | None) -> None:
     ranked = _vector_rank(chain, outcome.text)
     floor = providers.current().min_similarity
     best = ranked[0][1] if ranked else 0.0
-    cut = [(key, s) for key, s in ranked if s >= floor]
+    cut = [(key, s) for key, s in ranked if s >= floor and s >= search.RELATIVE_CUT * best]
     raw_keys = [key for key, _ in ranked[:LIMIT]]
     cut_keys = [key for key, _ in cut[:LIMIT]]
     outcome.ranked["vector"] = Ranked(raw_keys, "vector")
@@ -279,7 +278,7 @@ def _vector_rankings(world: World, outcome: Outcome, uid: str | None) -> None:
 def _lexical_words(outcome: Outcome) -> None:
     """The query's lexemes, and those each key found by any ranking matched (diagnosis)."""
     params = search._params(PEOPLE[outcome.person].chain, outcome.text, LIMIT)
-    (outcome.query_words,) = prepared.fetch_one(QUERY_WORDS, params)
+    outcome.query_words = search.content_words(outcome.text)
     wanted = sorted({k for r in outcome.ranked.values() for k in r.keys} | {outcome.key} - {""})
     rows = prepared.fetch_all(MATCHED_WORDS, {**params, "keys": wanted})
     outcome.matched_words = {key: list(words) for key, words in rows}
@@ -364,6 +363,8 @@ def why_fused_lost(outcome: Outcome, top: int = 5) -> str:
                 "" if fused.keys else " (nothing)"
             )
         return "similarity floor"
+    if outcome.similarity < search.RELATIVE_CUT * outcome.best_similarity:
+        return "half-of-best cut"
     if outcome.key in outcome.ranked["vector_cut"].keys and outcome.key in fused.keys:
         return "fusion: ranked below lexical matches"
     return "fusion: pushed out by lexical matches"
