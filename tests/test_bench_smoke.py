@@ -22,7 +22,7 @@ HTTP_OPS = {
     "mcp_context",
     "mcp_remember",
 }
-# Every console page as the superuser and as an administrator of one tenant (issue 19);
+# Every console page as the superuser and as an administrator of one tenant;
 # /garden/ only where it is routed.
 CONSOLE_PAGES = {
     "dashboard",

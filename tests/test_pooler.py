@@ -1,4 +1,4 @@
-"""Behind PgBouncer in transaction mode (issue 18): what must change, and that it does.
+"""Behind PgBouncer in transaction mode: what must change, and that it does.
 
 Debian's PgBouncer (1.18) hands each transaction whichever server connection is free, and
 does not follow server-side prepared statements between them (that came in 1.21). These
