@@ -226,16 +226,16 @@ def remember(
 
 def log_written(change: Change, written: Written) -> Written:
     """The access-log row of a write: 201 for a new version, 200 for a stored repeat. The
-    memories named to the writer as `similar` were read: their ids follow the written one's
-    (the detail counts them)."""
+    memories named to the writer as `similar` were read: the detail lists their ids (the
+    row's memory ids stay the one written, which is what a write's row is found by)."""
     memory = written.memory
     detail = {"chars": len(memory.text), "created": written.created}
     if written.similar:
-        detail["similar"] = len(written.similar)
+        detail["similar"] = [s["id"] for s in written.similar]
     change.log(
         201 if written.created else 200,
         scope=memory.scope.token,
-        memory_ids=[memory.uid, *(s["id"] for s in written.similar)],
+        memory_ids=[memory.uid],
         count=1,
         detail=detail,
     )
