@@ -229,7 +229,7 @@ def log_written(change: Change, written: Written) -> Written:
     memories named to the writer as `similar` were read: the detail lists their ids (the
     row's memory ids stay the one written, which is what a write's row is found by)."""
     memory = written.memory
-    detail = {"chars": len(memory.text), "created": written.created}
+    detail: dict[str, object] = {"chars": len(memory.text), "created": written.created}
     if written.similar:
         detail["similar"] = [s["id"] for s in written.similar]
     change.log(
