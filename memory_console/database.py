@@ -61,20 +61,45 @@ def parse_database_url(url: str) -> dict:
     if not name:
         raise ImproperlyConfigured("DATABASE_URL names no database (postgresql://…/DBNAME)")
     query = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
-    host = query.pop("host", None) or (unquote(parsed.hostname) if parsed.hostname else "")
-    try:
-        port = parsed.port
-    except ValueError:
-        raise ImproperlyConfigured(f"DATABASE_URL has a bad port: {url!r}") from None
+    userinfo, _, hostlist = parsed.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    hosts, ports = _hosts_and_ports(hostlist, url)
     return {
         "ENGINE": ENGINE,
         "NAME": name,
-        "USER": unquote(parsed.username or ""),
-        "PASSWORD": unquote(parsed.password or ""),
-        "HOST": host,
-        "PORT": str(port or query.pop("port", "") or ""),
+        "USER": unquote(user),
+        "PASSWORD": unquote(password),
+        "HOST": query.pop("host", None) or hosts,
+        "PORT": ports or query.pop("port", ""),
         "EXTRA_OPTIONS": query,
     }
+
+
+def _hosts_and_ports(hostlist: str, url: str) -> tuple[str, str]:
+    """libpq's host list (`h1:p1,h2:p2,...`, each port optional, IPv6 in brackets) as the
+    comma-separated HOST and PORT that libpq takes as they are: a connection tries each host
+    in turn, and `target_session_attrs=read-write` keeps the one that is the primary (high
+    availability, docs/operators/high-availability.md). One host gives one of each."""
+    if not hostlist:
+        return "", ""
+    hosts, ports = [], []
+    for item in hostlist.split(","):
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            port = rest[1:] if rest.startswith(":") else ""
+        else:
+            host, _, port = item.partition(":")
+        if port and not (port.isdigit() and 0 < int(port) < 65536):
+            raise ImproperlyConfigured(f"DATABASE_URL has a bad port: {url!r}")
+        hosts.append(unquote(host))
+        ports.append(port)
+    if len(hosts) == 1:
+        return hosts[0], ports[0]
+    if any(ports) and not all(ports):
+        raise ImproperlyConfigured(
+            f"DATABASE_URL names several hosts: give every one its port, or none: {url!r}"
+        )
+    return ",".join(hosts), ",".join(ports)
 
 
 def app_role(app: dict, owner: dict | None) -> str | None:

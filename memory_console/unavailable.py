@@ -62,7 +62,13 @@ def classify(error) -> str | None:
     state = sqlstate(error)
     # No SQLSTATE: the client side failed (connect refused, connection lost, PoolTimeout).
     # 08: connection exception; 57P01-03: shutdown, crash, starting; 53: out of resources.
-    if state is None or state.startswith(("08", "53")) or state in {"57P01", "57P02", "57P03"}:
+    # 25006: a read-only transaction, i.e. a connection to a primary that was demoted (high
+    # availability): the pool drops it, the next request reaches the new primary.
+    if (
+        state is None
+        or state.startswith(("08", "53"))
+        or state in {"57P01", "57P02", "57P03", "25006"}
+    ):
         return UNAVAILABLE
     if state.startswith("40"):  # 40001 serialization failure, 40P01 deadlock
         return TRANSIENT

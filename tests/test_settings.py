@@ -172,3 +172,26 @@ def test_the_settings_file_is_written_and_included_once(tmp_path):
     conf = (tmp_path / "postgresql.conf").read_text()
     assert conf.count("include_if_exists = 'memory_console.conf'") == 1
     assert "shared_buffers = '" in (tmp_path / database.SERVER_SETTINGS_FILE).read_text()
+
+
+def test_a_multi_host_database_url_lists_every_host_and_port_for_libpq():
+    db = parse_database_url(
+        "postgresql://app:pw@10.0.0.1:5433,10.0.0.2:5434,[::1]:5435/memories"
+        "?target_session_attrs=read-write"
+    )
+    assert (db["HOST"], db["PORT"]) == ("10.0.0.1,10.0.0.2,::1", "5433,5434,5435")
+    assert (db["USER"], db["PASSWORD"], db["NAME"]) == ("app", "pw", "memories")
+    assert db["EXTRA_OPTIONS"] == {"target_session_attrs": "read-write"}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://app@h1:5432,h2/db",  # one host without its port
+        "postgresql://app@h1:5432,h2:99999/db",
+        "postgresql://app@h1:x,h2:5432/db",
+    ],
+)
+def test_a_multi_host_url_with_a_bad_or_missing_port_is_refused(url):
+    with pytest.raises(ImproperlyConfigured):
+        parse_database_url(url)
