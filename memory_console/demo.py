@@ -6,7 +6,9 @@ that contradict wider policies, version chains, a promotion, an invalidation, an
 conversations and turns (digests) where the agents learned what they remember. Because it
 goes through the services, the ledger and access log read as if all of it had happened.
 
-Loading is one transaction, detected by the `tenant:acme` scope: a second load is a no-op.
+Loading is one transaction, detected by the `tenant:acme` scope: a second load is a no-op,
+and changes no user (rerun_notice says how to set a new password explicitly). The people
+are created through accounts.users, so their creation is ledgered (`user.created`).
 """
 
 import json
@@ -17,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from memory_core import actors, curation, transcripts, turns, writes
-from memory_core.accounts import grants, keys
+from memory_core.accounts import grants, keys, users
 from memory_core.accounts.principals import Principal
 from memory_core.management.progress import Progress
 from memory_core.models import Actor, Digest, Memory, Scope, Thread
@@ -447,19 +449,30 @@ def load_demo(stdout=None) -> dict:
             return _Loader(progress).load()
 
 
-def fresh_demo_login() -> dict | None:
-    """A new password for the demo superuser, for a `serve --demo` on an already-loaded
-    demo: its first password was shown once and is stored nowhere, and a demo that cannot
-    be logged into is no demo. Only the demo's own superuser is touched."""
-    User = get_user_model()
-    username = next(name for name, _, role in PEOPLE if role == "superuser")
-    user = User.objects.filter(username=username, is_superuser=True).first()
-    if user is None:
-        return None
-    password = secrets.token_urlsafe(12)
-    user.set_password(password)
-    user.save(update_fields=["password"])
-    return {"username": username, "password": password, "role": "superuser"}
+def superuser_name() -> str:
+    return next(name for name, _, role in PEOPLE if role == "superuser")
+
+
+def rerun_notice() -> list[str]:
+    """What a `serve --demo` on an already-loaded demo says about its superuser.
+
+    Nothing about an existing user is changed by loading the demo again: not its password
+    (shown once, when it was created, and stored nowhere), not its sessions, not anything
+    else. A new password is an explicit act, and the notice says which.
+    """
+    username = superuser_name()
+    exists = get_user_model().objects.filter(username=username, is_superuser=True).exists()
+    if not exists:
+        return [
+            f"There is no demo superuser {username!r}: create one with "
+            "`python manage.py createsuperuser`."
+        ]
+    return [
+        f"The demo superuser {username!r} exists; its password and sessions are unchanged "
+        "(the password was shown when the demo was first loaded, and is not stored).",
+        f"To give it a new password: `python manage.py changepassword {username}`, or "
+        "'New password…' on the console's Users page as another superuser.",
+    ]
 
 
 class _Loader:
@@ -496,15 +509,19 @@ class _Loader:
 
     def _people(self) -> None:
         User = get_user_model()
+        operator = Principal.system("cli:demo")
         for username, email, role in PEOPLE:
             user = User.objects.filter(username=username).first()
             password = None
             if user is None:
                 password = secrets.token_urlsafe(12)
-                if role == "superuser":
-                    user = User.objects.create_superuser(username, email, password)
-                else:
-                    user = User.objects.create_user(username, email, password)
+                user = users.create_user(
+                    username,
+                    password,
+                    principal=operator,
+                    superuser=role == "superuser",
+                    email=email,
+                )
             elif role == "superuser" and not user.is_superuser:
                 raise DemoConflict(f"a user {username!r} exists and is not a superuser")
             # An existing account keeps its password: the demo never resets one.

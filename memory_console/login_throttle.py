@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.utils import timezone
 
+from memory_console.login_form import ConsoleLoginForm
 from memory_core.accounts.principals import Principal
 from memory_core.ledger import access_log
 from memory_core.models import LoginAttempt
@@ -80,7 +81,10 @@ def seconds_to_wait(attempt: LoginAttempt) -> float:
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    """Django's LoginView, counting failures and refusing once there are too many."""
+    """Django's LoginView, counting failures and refusing once there are too many; its form
+    tells a deactivated account so, once the password is right (login_form.py)."""
+
+    authentication_form = ConsoleLoginForm
 
     def post(self, request, *args, **kwargs):
         window = timedelta(minutes=settings.LOGIN_THROTTLE_MINUTES)

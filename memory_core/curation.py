@@ -1,5 +1,9 @@
-"""Decisions about an existing memory: pin, unpin, tag, invalidate (a person's), and the
-agent's one decision, invalidating a memory at its actor's own scope."""
+"""Decisions about an existing memory: pin, unpin, tag, set or clear its expiry, invalidate
+(a person's), and the agent's one decision, invalidating a memory at its actor's own scope."""
+
+from datetime import UTC, datetime
+
+from django.utils import timezone
 
 from memory_core.accounts.permissions import may_write, write_verdict
 from memory_core.changes import Change, audited
@@ -65,6 +69,48 @@ def set_tags(memory: Memory, tags, *, principal) -> Memory:
         live.tags = tags
         live.save(update_fields=["tags"])
         change.event("memory.tagged", live.scope, {"memory": live.uid, "count": len(tags)})
+        change.log(200, memory_ids=[live.uid], count=1)
+    return live
+
+
+def set_expiry(memory: Memory, expires_at: datetime, *, principal) -> Memory:
+    """From `expires_at` on, the live memory reaches no prompt (it keeps its slot and its
+    history until someone retires it). Expiry is not part of the fact (the
+    memory_fields_immutable trigger leaves it out, and the maintained counts set expired
+    rows apart at read time): changed in place, as a pin is. Setting a time in the future
+    on a memory already expired brings it back into prompts until then."""
+    with audited(principal, "expiry.set", scope=memory.scope.token) as change:
+        _check_admin(principal, memory)
+        if timezone.is_naive(expires_at):
+            raise Invalid("an expiry needs a time zone")
+        if expires_at <= timezone.now():
+            raise Invalid("the expiry must lie in the future")
+        try:
+            expires_at = expires_at.astimezone(UTC)
+        except OverflowError:  # past the year 9999 once in UTC: no datetime holds it
+            raise Invalid("the expiry must lie before the year 10000") from None
+        live = _locked_live(memory)
+        if live.expires_at != expires_at:
+            live.expires_at = expires_at
+            live.save(update_fields=["expires_at"])
+            change.event(
+                "memory.expiry_set",
+                live.scope,
+                {"memory": live.uid, "expires_at": expires_at.isoformat()},
+            )
+        change.log(200, memory_ids=[live.uid], count=1)
+    return live
+
+
+def clear_expiry(memory: Memory, *, principal) -> Memory:
+    """The live memory never expires (and one that had expired is back in prompts)."""
+    with audited(principal, "expiry.clear", scope=memory.scope.token) as change:
+        _check_admin(principal, memory)
+        live = _locked_live(memory)
+        if live.expires_at is not None:
+            live.expires_at = None
+            live.save(update_fields=["expires_at"])
+            change.event("memory.expiry_cleared", live.scope, {"memory": live.uid})
         change.log(200, memory_ids=[live.uid], count=1)
     return live
 

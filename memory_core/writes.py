@@ -170,8 +170,12 @@ def remember(
     run_id: str | None = None,
     tool_call_id: str | None = None,
     thread_id: str | None = None,
+    same_fact_unchanged: bool = False,
 ) -> Written:
     """The agent's write: always at the actor's own scope, authored `agent`.
+
+    `same_fact_unchanged` (capture's items): when the live memory at that key already says
+    exactly this fact, nothing is written and the live row comes back (`created` False).
 
     A remember inside a run is held to the chain that run recorded (DESIGN, "Determinism"),
     so that membership edits mid-run cannot widen what it may write. Every chain of the
@@ -200,6 +204,8 @@ def remember(
             if stored is not None:
                 repeat = Written(stored, created=False, similar=similar_memories(stored))
                 return log_written(change, repeat)
+        if same_fact_unchanged and live is not None and live.text == fact:
+            return log_written(change, Written(live, created=False))
         memory = supersede(
             live,
             principal,
@@ -338,8 +344,14 @@ def promote(
     principal,
     text: str | None = None,
     retire_original: bool = False,
+    tags=None,
+    pinned: bool | None = None,
 ) -> Memory:
-    """Republish a memory at a wider scope: the only way a fact moves wider, and a human act."""
+    """Republish a memory at a wider scope: the only way a fact moves wider, and a human act.
+    `tags`: the new version's (the memory's own when not given). `pinned`: the new version's
+    pin as the person chose it (the console's forms always say); None keeps the rule for
+    callers that do not ask (gardening approvals): pinned when the original or the value it
+    replaces there is."""
     with audited(principal, "promote", scope=target.token) as change:
         if not principal.is_human:
             raise Forbidden("promotion is a human act")
@@ -353,6 +365,7 @@ def promote(
             raise Forbidden(f"you do not administer {memory.scope.token}")
         text = memory.text if text is None else text
         check_key_and_fact(memory.key, text)
+        tags = list(memory.tags) if tags is None else check_tags(tags)
         # The source slot first (narrower before wider, the one order every writer of two
         # slots uses), and the memory re-read under it: since the caller loaded it, it may
         # have been corrected, superseded, promoted away or forgotten.
@@ -368,8 +381,8 @@ def promote(
             text=text,
             author=Author.HUMAN,
             origin_user=principal.username,
-            pinned=memory.pinned or (live.pinned if live else False),
-            tags=list(memory.tags),
+            pinned=(memory.pinned or bool(live and live.pinned)) if pinned is None else pinned,
+            tags=tags,
             promoted_from=memory,
         )
         if retire_original:
@@ -383,6 +396,7 @@ def promote(
                 "supersedes": live.uid if live else None,
                 "from_scope": memory.scope.token,
                 "retired_original": bool(retire_original),
+                "pinned": new.pinned,
                 "chars": len(text),
             },
         )

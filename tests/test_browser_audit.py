@@ -137,3 +137,35 @@ def test_live_updates_stop_when_the_session_ends(page, org, users):
     page.context.clear_cookies()  # the session ends: the next poll is sent to /login/
     page.wait_for_selector("[data-live-state]:has-text('session ended')", timeout=POLL_MS * 3)
     assert page.locator("#ledger-body form[action='/login/']").count() == 0
+
+
+def test_a_checkpoint_without_a_key_to_trust_is_refused_in_place(page, org, users, tmp_path):
+    from memory_core.ledger import checkpoints
+
+    writes.publish(org.acme, "fiscal-year", "starts in October", principal=users.p_owner)
+    private, _ = checkpoints.write_keypair(tmp_path / "keys")
+    taken = checkpoints.take(checkpoints.load_signing_key(private), users.p_su)
+    (tmp_path / "cp.json").write_text(checkpoints.dumps(taken))
+    log_in(page, "root", "pw-root-123")
+    page.goto("/ledger/?kind=memory.published")
+    page.evaluate("window.notReloaded = true")
+    page.set_input_files("input[name=checkpoint]", str(tmp_path / "cp.json"))
+    page.click("form.checkpoint-verify-form button[type=submit]")
+    expect(page.locator("#chain-status p.error")).to_contain_text("upload the public key")
+    assert page.evaluate("window.notReloaded") is True  # htmx swapped the status in place
+    assert page.url.endswith("/ledger/?kind=memory.published")
+    assert page.locator("text=Back to the scopes").count() == 0
+
+
+def test_the_ledger_offers_its_export_with_its_filters(page, org, users):
+    writes.publish(org.acme, "fiscal-year", "starts in October", principal=users.p_owner)
+    log_in(page, "auditor", "pw-audit-123")
+    page.goto("/ledger/")
+    page.fill("input[name=kind]", "memory.published")
+    page.press("input[name=kind]", "Enter")  # an htmx swap of the list
+    link = page.locator("#ledger-rows .export-links a", has_text="CSV")
+    expect(link).to_have_attribute("href", "/exports/ledger.csv?kind=memory.published")
+    with page.expect_download() as download:
+        link.click()
+    rows = open(download.value.path()).read().splitlines()
+    assert len(rows) == 2 and "memory.published" in rows[1]

@@ -53,6 +53,20 @@ def test_an_owner_creates_a_key_that_expires(page, org, users):
     assert day in page.locator(f"#key-{key.uid}").inner_text()
 
 
+def test_an_owner_creates_a_key_bound_to_an_actor(page, org, users):
+    log_in(page, "owner", "pw-owner-123")
+    page.goto("/keys/")
+    page.fill("#key-name", "u1's desk")
+    page.select_option("#key-reach", "tenant:acme")
+    page.fill("#key-actor", "u1")
+    page.click("#create button[type=submit]")
+    page.wait_for_load_state()
+    key = ApiKey.objects.get(name="u1's desk")
+    assert key.actor == org.u1
+    assert "acts for the actor acme/u1 alone" in page.locator("#new-key").inner_text()
+    assert "bound to acme/u1" in page.locator(f"#key-{key.uid}").inner_text()
+
+
 def test_a_superuser_searches_deactivates_and_reactivates_a_user(page, org, users):
     log_in(page, "root", "pw-root-123")
     page.goto("/users/")
@@ -61,7 +75,11 @@ def test_a_superuser_searches_deactivates_and_reactivates_a_user(page, org, user
     page.locator("#user-rows .count", has_text="1 user matches").wait_for()
     assert page.locator("#user-auditor").count() == 0
 
-    page.locator("#user-owner button", has_text="Deactivate").click()
+    row = page.locator("#user-owner")
+    confirm = row.locator("details.confirm", has=page.locator("summary", has_text="Deactivate"))
+    assert not confirm.locator("button", has_text="Deactivate owner").is_visible()
+    confirm.locator("summary").click()
+    confirm.locator("button", has_text="Deactivate owner").click()
     page.wait_for_load_state()
     assert "Deactivated owner" in page.inner_text("body")
     assert not get_user_model().objects.get(username="owner").is_active

@@ -15,6 +15,7 @@ from memory_core.accounts.principals import Principal
 from memory_core.errors import Forbidden
 from memory_core.ledger import access_log
 from memory_core.models import AccessLog
+from tests.code_reading import logged_outcomes, raises_base_domain_error
 from tests.helpers import explain, login, main_query
 from tests.roles import as_owner
 
@@ -296,3 +297,22 @@ def test_each_row_names_its_memory_ids_linking_only_to_readable_memories(client,
     # Ids only: never a key or a fact.
     for secret in ("policy", "a secret acme policy", "plan", "a globex plan"):
         assert secret not in text.split('id="access-rows"')[1]
+
+
+# --- the outcome filter offers what can be logged ------------------------------------------
+
+
+def test_the_outcome_filter_offers_exactly_the_statuses_the_code_can_log(client, users):
+    assert not raises_base_domain_error()  # else its 400 could be logged too
+    page = login(client, users.auditor).get("/access/").text
+    select = re.search(r'<select name="outcome">(.*?)</select>', page, re.S)[1]
+    offered = {int(v) for v in re.findall(r'<option value="(\d+)"', select)}
+    assert offered == logged_outcomes()
+    # A request without a valid key is a 401 and is never logged: no filter for it.
+    assert 401 not in offered and "no key" not in select
+
+
+def test_an_outcome_that_cannot_be_logged_is_no_export_filter(client, users, traffic):
+    response = login(client, users.su).get("/exports/access.jsonl?outcome=401")
+    assert response.status_code == 422 and "outcome" in response.json()["detail"]
+    assert not AccessLog.objects.filter(action="export.access").exists()

@@ -43,7 +43,7 @@ def test_an_uploaded_checkpoint_and_key_verify(client, users, signed):
     assert summary["checkpoint"]["heads"] == len(taken["streams"])
     assert summary["checkpoint"]["key_source"] == "uploaded"
     page = client.get("/ledger/")
-    assert "checkpointed head(s) hold" in page.text
+    assert f"{len(taken['streams'])} checkpointed heads hold" in page.text
 
 
 def test_the_configured_key_is_used_without_an_upload(client, users, signed, settings):
@@ -55,14 +55,36 @@ def test_the_configured_key_is_used_without_an_upload(client, users, signed, set
     assert taken["key_id"][:16] in page.text
 
 
-def test_without_any_key_the_upload_is_422_and_nothing_is_checked(client, users, signed):
+def test_without_any_key_the_ledger_page_says_so_and_nothing_is_checked(client, users, signed):
     taken, _ = signed
-    response, summary = _verify(client, users.su, taken)
-    assert response.status_code == 422 and summary is None
-    assert "public key" in response.text
+    login(client, users.su)
+    data = {"next": "/ledger/?kind=memory.published", **_upload(taken)}
+    response = client.post("/ledger/verify/", data)
+    assert response.status_code == 302
+    assert response["Location"] == "/ledger/?kind=memory.published"  # the page, as it was
+    assert VERIFICATION_KEY not in client.session
+    page = client.get(response["Location"])
+    assert "<h1>Ledger</h1>" in page.text and "Back to the scopes" not in page.text
+    assert "upload the public key to trust with the checkpoint" in page.text
+    assert 'class="flash-error"' in page.text
 
 
-def test_a_file_that_is_no_checkpoint_is_422(client, users, signed):
+def test_without_any_key_htmx_shows_why_in_the_chain_status_and_the_last_verdict_stands(
+    client, users, signed
+):
+    taken, _ = signed
+    login(client, users.su)
+    client.post("/ledger/verify/", headers={"HX-Request": "true"})  # a plain check first
+    before = client.session[VERIFICATION_KEY]
+    response = client.post("/ledger/verify/", _upload(taken), headers={"HX-Request": "true"})
+    assert response.status_code == 200  # htmx swaps it in
+    assert response.text.lstrip().startswith('<div id="chain-status"')
+    assert '<p class="error" role="alert">upload the public key to trust' in response.text
+    assert f"ok: {before['count']} events" in response.text
+    assert client.session[VERIFICATION_KEY] == before
+
+
+def test_a_file_that_is_no_checkpoint_stays_on_the_ledger_with_why(client, users, signed):
     _, public = signed
     login(client, users.su)
     files = {
@@ -70,7 +92,17 @@ def test_a_file_that_is_no_checkpoint_is_422(client, users, signed):
         "public_key": SimpleUploadedFile("k.pub", public.read_bytes()),
     }
     response = client.post("/ledger/verify/", files)
-    assert response.status_code == 422 and VERIFICATION_KEY not in client.session
+    assert response.status_code == 302 and response["Location"] == "/ledger/"
+    assert VERIFICATION_KEY not in client.session
+    page = client.get("/ledger/")
+    assert "not a checkpoint" in page.text and 'class="flash-error"' in page.text
+
+
+def test_a_refused_upload_never_follows_an_outside_next(client, users, signed):
+    taken, _ = signed
+    login(client, users.su)
+    response = client.post("/ledger/verify/", {"next": "https://evil.example/", **_upload(taken)})
+    assert response.status_code == 302 and response["Location"] == "/ledger/"
 
 
 def test_a_rewrite_with_recomputed_hashes_is_caught_in_the_console(client, users, signed):

@@ -2,7 +2,7 @@
 events, the chain status without re-verifying, and a cost that does not grow with history."""
 
 import re
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 from django.db import connection
@@ -15,7 +15,8 @@ from memory_console.console.dashboard.charts import (
     nice_ceiling,
     stacked_daily_bars,
 )
-from memory_core import turns, writes
+from memory_core import actors, turns, writes
+from memory_core.accounts.principals import Principal
 from memory_core.ledger import ledger
 from memory_core.models import LedgerEvent
 from tests.helpers import login
@@ -327,9 +328,11 @@ def test_settled_days_are_counted_once_per_reach_and_recent_days_live(
     assert _stat(login(client, users.su).get("/"), "agent-writes") == 4
 
 
-def test_settled_days_of_turns_are_counted_once_and_recent_days_live(
+def test_turns_are_read_from_the_kept_hours_current_whatever_the_clock_says(
     client, users, org, activity, monkeypatch
 ):
+    """No day or hour of turns is cached: a turn counts as soon as it is written, even on a
+    day the writes chart has settled, and each reach adds only its own tenants' hours."""
     from types import SimpleNamespace
 
     from memory_console.console.dashboard import reads as dashboard
@@ -338,14 +341,14 @@ def test_settled_days_of_turns_are_counted_once_and_recent_days_live(
     monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
     assert _stat(login(client, users.su).get("/"), "turns") == 3
     turns.resolve_turn(org.u1, "run-late", principal=org.acme_agent)
-    assert _stat(login(client, users.su).get("/"), "turns") == 3  # from the cache
-    # Another reach has its own entry, counted now: the new turn, and only acme's turns.
-    assert _stat(login(client, users.owner).get("/"), "turns") == 3
+    assert _stat(login(client, users.su).get("/"), "turns") == 4
+    assert _stat(login(client, users.owner).get("/"), "turns") == 3  # acme's: u1 twice, u2
+    assert _stat(login(client, users.outsider).get("/"), "turns") == 1
     monkeypatch.undo()
     assert _stat(login(client, users.su).get("/"), "turns") == 4
 
 
-def test_an_hour_that_ended_over_an_hour_ago_is_counted_once(
+def test_an_hour_of_writes_that_ended_over_an_hour_ago_is_counted_once(
     client, users, org, activity, monkeypatch
 ):
     from types import SimpleNamespace
@@ -355,62 +358,190 @@ def test_an_hour_that_ended_over_an_hour_ago_is_counted_once(
     # Two hours on, this hour has settled (whether or not midnight came between).
     later = timezone.now() + timedelta(hours=2)
     monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
-    assert _stat(login(client, users.su).get("/"), "turns") == 3
     assert _stat(login(client, users.su).get("/"), "agent-writes") == 3
     turns.resolve_turn(org.u1, "run-in-the-hour", principal=org.acme_agent)
     writes.remember(org.u1, "pet", "has a cat", principal=org.acme_agent)
-    assert _stat(login(client, users.su).get("/"), "turns") == 3  # the hour, from the cache
-    assert _stat(login(client, users.su).get("/"), "agent-writes") == 3
+    response = login(client, users.su).get("/")
+    assert _stat(response, "agent-writes") == 3  # the hour, from the cache
+    assert _stat(response, "turns") == 4  # turns are never cached
     monkeypatch.undo()
     response = login(client, users.su).get("/")
     assert _stat(response, "turns") == 4 and _stat(response, "agent-writes") == 4
 
 
-def test_turns_settle_by_the_minute_and_changes_by_the_hour(
-    client, users, org, activity, monkeypatch
-):
-    """Five minutes on, the minute of this turn has settled (a turn is dated and written by
-    one statement): counted once, then cached; a change, dated inside a transaction that
-    may run longer, is still counted live for an hour."""
+def test_the_writes_are_counted_in_three_kept_spans_and_the_last_hour_live(db, monkeypatch):
+    """The days before yesterday, the settled hours since, the settled minutes of the next
+    hour: one count each, then read from the cache; only the last hour (from its first
+    unsettled minute) is counted on every view, whatever the time of the hour."""
     from types import SimpleNamespace
 
     from memory_console.console.dashboard import reads as dashboard
-
-    later = timezone.now() + timedelta(minutes=5)
-    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: later))
-    assert _stat(login(client, users.su).get("/"), "turns") == 3
-    turns.resolve_turn(org.u1, "run-in-the-minute", principal=org.acme_agent)
-    writes.remember(org.u1, "pet", "has a cat", principal=org.acme_agent)
-    response = login(client, users.su).get("/")
-    assert _stat(response, "turns") == 3  # its minute, from the cache
-    assert _stat(response, "agent-writes") == 4  # counted live
-    monkeypatch.undo()
-    assert _stat(login(client, users.su).get("/"), "turns") == 4
-
-
-def test_the_live_part_of_the_turns_chart_is_the_last_minutes_only(db, monkeypatch):
-    """What is counted on every view starts at the last settled minute, two to three
-    minutes back, whatever the time of the hour; each earlier minute of the hour is a part
-    of its own (cached), each earlier hour one part."""
-    from types import SimpleNamespace
-
-    from memory_console.console.dashboard import reads as dashboard
-    from memory_core.models import Digest
 
     now = timezone.now().replace(minute=59, second=30, microsecond=0)
     monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: now))
     counted = []
 
     def count(rows):
-        counted.append(str(rows.query))
+        counted.append(str(rows.query).split("WHERE")[1])
         return {}
 
     everything = SimpleNamespace(everything=True)
-    since = now - timedelta(days=30)
-    dashboard._parts(
-        "t", Digest.objects.all(), since, everything, count, dashboard.TURN_SETTLE_MARGIN
+    since = datetime.combine(now.date() - timedelta(days=29), time.min, tzinfo=UTC)
+    yesterday = datetime.combine(now.date() - timedelta(days=1), time.min, tzinfo=UTC)
+    settled_hour = (now - timedelta(hours=1)).replace(minute=0, second=0)
+    live_from = (now - timedelta(hours=1)).replace(second=0)
+    dashboard._parts("w", LedgerEvent.objects.all(), since, everything, count)
+    bounds = [(since, yesterday), (yesterday, settled_hour), (settled_hour, live_from)]
+    assert len(counted) == 4
+    for where, (start, end) in zip(counted, bounds, strict=False):
+        assert f">= {start}" in where and f"< {end}" in where
+    assert f">= {live_from}" in counted[3] and "<" not in counted[3]
+    counted.clear()
+    dashboard._parts("w", LedgerEvent.objects.all(), since, everything, count)
+    assert len(counted) == 1 and f">= {live_from}" in counted[0]  # the rest from the cache
+
+
+# --- turns and alerts: what the kept hours give equals a recount, for every reader ------------
+
+
+def _window_start():
+    return datetime.combine(last_days(timezone.now().date())[0], time.min, tzinfo=UTC)
+
+
+def _day_titles(response, chart, label) -> dict[str, int]:
+    svg = re.search(rf'<svg class="chart" id="{chart}".*?</svg>', response.text, re.S).group(0)
+    found = re.findall(rf"<title>(\d{{4}}-\d\d-\d\d): (\d+) {label}</title>", svg)
+    return {day: int(n) for day, n in found if int(n)}
+
+
+def _recounted(user) -> tuple[dict[str, int], int, list[str]]:
+    """Turns per day, alerts and the newest alerts' runs, counted over the stored turns the
+    user may read, as the dashboard counted them on every view before it kept hours."""
+    from django.db.models import Count
+    from django.db.models.functions import TruncDate
+
+    from memory_console.console.common.access import digests_for_reader
+
+    runs = digests_for_reader(user).filter(created_at__gte=_window_start())
+    days = runs.annotate(day=TruncDate("created_at")).values("day").annotate(n=Count("id"))
+    per_day = {row["day"].isoformat(): row["n"] for row in days.order_by()}
+    alerts = runs.filter(pinned_omitted__gt=0).order_by("-created_at", "-id")
+    return per_day, alerts.count(), [d.run_id for d in alerts[:20]]
+
+
+@pytest.fixture
+def team_admin(users, org):
+    """An administrator of team:acme/ops: reads u1 (a member) but not u2 or the tenant."""
+    from django.contrib.auth import get_user_model
+
+    from memory_core.accounts.grants import grant
+    from memory_core.accounts.principals import Principal
+
+    user = get_user_model().objects.create_user("team-admin", "t@example.com", "pw-team-123")
+    grant("team-admin", org.ops, "admin", principal=Principal.system("cli:test"))
+    return user
+
+
+@pytest.fixture
+def month_of_turns(org):
+    """Turns of every actor over the window and before it: on the window's first instant
+    and just before it, on hour and day boundaries, today; a third left pinned memories
+    out. Written as one statement, as a bulk import or a burst of turns would be."""
+    from tests.test_turn_hours import insert_turns
+
+    loner = actors.put_actor("loner", "Loner", [], org.global_key, Principal.system("cli:t"))
+    start = _window_start()
+    now = timezone.now()
+    moments = [start - timedelta(microseconds=1), start, start + timedelta(hours=1)]
+    moments += [start + timedelta(days=d, hours=h) for d in (3, 11, 28) for h in (0, 13, 23)]
+    moments += [start + timedelta(days=29) - timedelta(microseconds=1)]
+    moments += [now - timedelta(minutes=m) for m in (0, 1, 59, 61, 90)]
+    rows = [
+        (actor, at, 2 if (n + i) % 3 == 0 else 0)
+        for n, at in enumerate(moments)
+        for i, actor in enumerate([org.u1, org.u2, org.x9, loner][: 1 + n % 4])
+    ]
+    insert_turns(rows)
+    return rows
+
+
+@pytest.mark.parametrize("who", ["su", "owner", "auditor", "outsider", "team_admin"])
+def test_turns_and_alerts_equal_a_recount_for_each_reader(
+    client, users, month_of_turns, team_admin, who
+):
+    user = team_admin if who == "team_admin" else getattr(users, who)
+    per_day, alert_count, alert_runs = _recounted(user)
+    response = login(client, user).get("/")
+    assert response.status_code == 200
+    assert _day_titles(response, "chart-turns", "turns") == per_day
+    assert _stat(response, "turns") == sum(per_day.values())
+    assert _stat(response, "alerts") == alert_count
+    alerts = re.search(r'<section class="card[^"]*" id="alerts">.*?</section>', response.text, re.S)
+    assert re.findall(r'<a href="/runs/[^"]+/">([^<]+)</a>', alerts.group(0)) == alert_runs
+    assert sum(per_day.values()) > 0 and alert_count > 0
+
+
+def test_a_tenant_administrator_sees_only_its_tenants_turns(client, users, org, month_of_turns):
+    acme = {org.u1.id, org.u2.id}
+    mine = [(a, at, p) for a, at, p in month_of_turns if a.id in acme and at >= _window_start()]
+    response = login(client, users.owner).get("/")
+    assert _stat(response, "turns") == len(mine)
+    assert _stat(response, "alerts") == sum(1 for _, _, p in mine if p)
+    text = re.sub(r"[A-Za-z0-9+/=_-]{32,}", "", response.text)
+    assert "globex" not in text and "loner" not in text
+    # Another tenant's turn, and one outside every tenant, change nothing for acme.
+    turns.resolve_turn(org.x9, "run-globex-more", principal=org.globex_agent)
+    assert _stat(login(client, users.owner).get("/"), "turns") == len(mine)
+    assert _stat(login(client, users.outsider).get("/"), "turns") == 1 + sum(
+        1 for a, at, _ in month_of_turns if a.id == org.x9.id and at >= _window_start()
     )
-    live_from = now.replace(minute=57, second=0)
-    assert f">= {live_from}" in counted[-1] and "<" not in counted[-1].split("WHERE")[1]
-    this_hour = [q for q in counted if f">= {now:%Y-%m-%d %H}:" in q]
-    assert len(this_hour) == 57 + 1  # from 00 to 56 a minute each, then the live part
+
+
+def test_the_alerts_list_reads_back_only_the_hours_that_hold_the_newest(
+    client, users, org, month_of_turns
+):
+    """The twenty newest alerts come from the newest hours that hold twenty: the query on
+    the stored turns starts there, not at the window's start."""
+    from tests.test_turn_hours import insert_turns
+
+    now = timezone.now()
+    insert_turns([(org.u1, now - timedelta(seconds=n), 1) for n in range(25)])
+    login(client, users.su)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/")
+    per_day, alert_count, alert_runs = _recounted(users.su)
+    assert _stat(response, "alerts") == alert_count
+    alerts = re.search(r'<section class="card[^"]*" id="alerts">.*?</section>', response.text, re.S)
+    assert re.findall(r'<a href="/runs/[^"]+/">([^<]+)</a>', alerts.group(0)) == alert_runs
+    digest_reads = [
+        q["sql"] for q in queries.captured_queries if 'FROM "memory_core_digest"' in q["sql"]
+    ]
+    assert len(digest_reads) == 1  # the alerts' rows; their total came from the kept hours
+    hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    # Twenty-five alerts in the last 25 seconds: the newest twenty lie in this hour or the last.
+    bounds = [f"\"created_at\" >= '{h}'" for h in (hour, hour - timedelta(hours=1))]
+    assert any(bound in digest_reads[0] for bound in bounds), digest_reads[0]
+    assert '"block"' not in digest_reads[0] and '"entries"' not in digest_reads[0]
+
+
+def test_a_reach_keeps_three_cache_entries_for_the_writes_whatever_the_hour(
+    client, users, activity, monkeypatch
+):
+    """The days before yesterday, the settled hours, the settled minutes: one entry each,
+    not one a period (the cache drops a third of its entries past 300, and a hundred a
+    reader made it drop the costly days entry every few views)."""
+    from types import SimpleNamespace
+
+    from memory_console.console.dashboard import reads as dashboard
+
+    late = timezone.now().replace(hour=23, minute=59, second=30)
+    monkeypatch.setattr(dashboard, "timezone", SimpleNamespace(now=lambda: late))
+    for user in (users.su, users.owner):
+        assert _stat(login(client, user).get("/"), "agent-writes") >= 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT cache_key FROM memory_console_cache WHERE cache_key LIKE %s", ["%dashboard-%"]
+        )
+        keys = [key for (key,) in cursor.fetchall()]
+    assert len(keys) == 6, keys  # two reaches, three each
+    assert _stat(login(client, users.su).get("/"), "agent-writes") == 3  # read back from them

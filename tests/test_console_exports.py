@@ -328,3 +328,103 @@ def test_ledger_export_batches_and_head_probes_walk_indexes(client, users, event
         plan = explain(sql)
         print(plan)
         assert "Index" in plan and "Seq Scan" not in plan
+
+
+# --- every parameter of every export is checked ------------------------------------------
+
+EXPORTS = [
+    "/exports/ledger.csv",
+    "/exports/ledger.jsonl",
+    "/exports/ledger.csv/manifest",
+    "/exports/access.csv",
+    "/exports/access.jsonl",
+    "/exports/access.jsonl/manifest",
+    "/exports/attribution.jsonl?run=run-2",
+]
+
+
+def _refused(client, address: str, words: str) -> None:
+    response = client.get(address)
+    assert response.status_code == 422, address
+    assert not response.streaming
+    assert words in response.json()["detail"], (address, response.json())
+    assert not AccessLog.objects.filter(action__startswith="export.").exists()
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+def test_a_parameter_the_export_does_not_read_is_422(client, users, taught, export):
+    joiner = "&" if "?" in export else "?"
+    login(client, users.su)
+    _refused(client, f"{export}{joiner}knd=memory.published", "unknown parameter 'knd'")
+    _refused(client, f"{export}{joiner}before=5", "unknown parameter 'before'")
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+def test_a_parameter_given_twice_is_422(client, users, taught, export):
+    name = "run" if "attribution" in export else "since"
+    value = "run-2" if name == "run" else "2020-01-01T00:00"
+    address = f"{export.split('?')[0]}?{name}={value}&{name}={value}"
+    _refused(login(client, users.su), address, f"parameter '{name}' is given 2 times")
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ("kind=memory.publish", "did you mean memory.published?"),
+        ("kind=nothing.like.it", "no event type the ledger records"),
+        ("scope=not%20a%20scope", "not a scope token"),
+        ("principal=" + "p" * 201, "principal"),
+        ("stream=not%20a%20stream", "is not a stream"),
+        ("window=24h&since=2020-01-01T00:00", "either window or since"),
+        ("seq_from=-1", "must not be negative"),
+        ("since=yesterday", "since"),
+    ],
+)
+def test_a_malformed_ledger_export_value_is_422(client, users, events, query, words):
+    for export in ("/exports/ledger.csv", "/exports/ledger.jsonl/manifest"):
+        _refused(login(client, users.su), f"{export}?{query}", words)
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ("refused=maybe", "refused"),
+        ("refused=on&refused=on", "given 2 times"),
+        ("outcome=401", "outcome"),
+        ("outcome=abc", "outcome"),
+        ("actor=not%20a%20ref", "not an actor ref"),
+        ("action=Not%20An%20Action", "not an action"),
+        ("seq_from=abc", "unknown parameter 'seq_from'"),
+        ("kind=memory.published", "unknown parameter 'kind'"),
+        ("window=2h", "window"),
+    ],
+)
+def test_a_malformed_access_export_value_is_422(client, users, events, query, words):
+    _refused(login(client, users.su), f"/exports/access.csv?{query}", words)
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ("run=" + "r" * 129, "run is longer than 128 characters"),
+        ("line=" + "x" * 2001, "line is longer than 2000 characters"),
+        ("line=-", "not a prompt line"),
+        ("run=run-2&actor=not%20a%20ref", "not an actor ref"),
+        ("run=run%E2%80%A82", "run contains a control"),
+        ("", "give a prompt line"),
+    ],
+)
+def test_a_malformed_attribution_query_is_422(client, users, taught, query, words):
+    _refused(login(client, users.su), f"/exports/attribution.jsonl?{query}", words)
+
+
+def test_refused_reads_on_and_off_as_a_checkbox_does(client, users, org, events):
+    from memory_core.ledger import access_log
+
+    access_log.record(org.acme_agent, "turn", 404, actor_ref="acme/u1")
+    login(client, users.su)
+    on = _jsonl(_body(client.get("/exports/access.jsonl?refused=on")))
+    off = _jsonl(_body(client.get("/exports/access.jsonl?refused=off")))
+    assert on[1]["filters"]["refused"] is True and off[1]["filters"]["refused"] is False
+    assert on[0] and all(row["outcome"] >= 400 for row in on[0])
+    assert len(off[0]) > len(on[0])

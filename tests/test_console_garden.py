@@ -178,8 +178,9 @@ def test_dashboard_shows_open_proposals_per_kind_and_health(client, users, garde
     response = client.get("/")
     assert response.status_code == 200
     assert 'id="chart-garden"' in response.text
-    # promote at team:acme/ops and at tenant:acme (both hold the three actors)
-    assert re.search(r'id="chart-garden"[^>]*data-total="2"', response.text)
+    # One promotion, at team:acme/ops (the three actors' narrowest common scope), not also
+    # at tenant:acme.
+    assert re.search(r'id="chart-garden"[^>]*data-total="1"', response.text)
     assert 'id="garden-health"' in response.text and "never shown" in response.text
 
 
@@ -283,3 +284,122 @@ def test_the_list_cuts_long_evidence_and_pages_a_kind(client, users, org, settin
         assert _uids(first) != _uids(last)
     finally:
         garden_view.PER_KIND = garden_view_per_kind
+
+
+# --- a promotion over a live value ------------------------------------------------------
+
+POLICY = "quote prices in US dollars <b>only</b>"
+
+
+@pytest.fixture
+def currency(org, users, operator):
+    """Agents for u1-u4 concluded "euros" (u2 is in no team: the proposal is at the
+    tenant); alice, a person, states dollars at tenant:acme, tagged finance."""
+    from django.contrib.auth import get_user_model
+
+    from memory_core.accounts.grants import grant
+    from memory_core.accounts.principals import Principal
+
+    alice = get_user_model().objects.create_user("alice", "al@x.test", "pw-alice-123")
+    grant("alice", org.acme, "admin", principal=operator)
+    policy = writes.publish(
+        org.acme, "currency", POLICY, principal=Principal.for_user(alice), tags=["finance"]
+    )
+    team = [
+        actors.put_actor(r, r, ["team:acme/ops", "tenant:acme"], org.acme_key, org.acme_agent)
+        for r in ("u3", "u4")
+    ]
+    for actor in (org.u1, org.u2, *team):
+        writes.remember(actor, "currency", "quote prices in euros", principal=org.acme_agent)
+    passes.run_pass()
+
+    class C:
+        pass
+
+    c = C()
+    c.policy = policy
+    c.promote = Proposal.objects.get(kind="promote", state="open", scope=org.acme)
+    c.review = Proposal.objects.get(kind="shadowed", state="open")
+    return c
+
+
+def _card(text: str, uid: str) -> str:
+    return re.search(rf'id="proposal-{uid}".*?</article>', text, re.S).group(0)
+
+
+def test_a_promotion_card_shows_the_live_value_it_would_replace_and_the_review(
+    client, users, currency
+):
+    client.force_login(users.owner)
+    listed = _card(client.get(URL).text, currency.promote.uid)
+    detail = client.get(f"/garden/{currency.promote.uid}/").text
+    for page in (listed, detail):
+        landing = re.search(r'class="landing".*?</div>', page, re.S).group(0)
+        assert "already has a value for" in landing
+        assert "quote prices in US dollars &lt;b&gt;only&lt;/b&gt;" in landing
+        assert "<b>only" not in page
+        assert f'href="/memories/{currency.policy.uid}/"' in landing
+        assert re.search(r"badge-human.*person</span> alice", landing)
+        assert '<span class="tag">finance</span>' in landing
+        assert "the new value is tagged" in landing  # what happens to its tags
+        assert f'href="/garden/{currency.review.uid}/"' in landing  # the contradicting review
+    assert "on <a" in listed and "a bulk approval refuses it" in listed
+    box = re.search(r'<input type="checkbox" name="replace"[^>]*>', detail).group(0)
+    assert f'value="{currency.policy.uid}"' in box and "checked" not in box
+    assert "replace the current value" in detail
+
+
+def test_a_promotion_card_says_when_no_value_would_be_replaced(client, users, garden):
+    client.force_login(users.owner)
+    detail = client.get(f"/garden/{garden.promote.uid}/").text
+    assert "Nothing is published at team:acme/ops for this key" in detail
+    assert 'name="replace"' not in detail
+
+
+def test_a_plain_approve_over_a_live_value_is_422_and_changes_nothing(client, users, org, currency):
+    client.force_login(users.owner)
+    for sent in ({}, {"replace": "mem_NOT_THE_LIVE_ONE"}):
+        response = client.post(f"/garden/{currency.promote.uid}/approve/", sent)
+        assert response.status_code == 422
+        assert 'role="alert"' in response.text and currency.policy.uid in response.text
+        assert f'id="approve-{currency.promote.uid}"' in response.text  # the page stays
+    assert "already holds a value" in client.post(f"/garden/{currency.promote.uid}/approve/").text
+    versions = Memory.objects.filter(scope=org.acme, key="currency")
+    assert [(m.uid, m.retired_at) for m in versions] == [(currency.policy.uid, None)]
+    currency.promote.refresh_from_db()
+    assert currency.promote.state == "open"
+    assert not LedgerEvent.objects.filter(kind__in=["proposal.approved", "memory.promoted"])
+    refused = AccessLog.objects.filter(action="proposal.approve", principal="user:owner")
+    assert [row.outcome for row in refused] == [422, 422, 422]
+    assert "dollars" not in str([row.detail for row in refused])
+
+
+def test_approving_with_replace_supersedes_the_value_and_keeps_its_tags(
+    client, users, org, currency
+):
+    client.force_login(users.owner)
+    response = client.post(
+        f"/garden/{currency.promote.uid}/approve/", {"replace": currency.policy.uid}
+    )
+    assert response.status_code == 302
+    live = Memory.objects.get(scope=org.acme, key="currency", retired_at=None)
+    assert (live.text, live.author, live.origin_user) == ("quote prices in euros", "human", "owner")
+    assert live.tags == ["finance"] and live.supersedes_id == currency.policy.id
+    currency.policy.refresh_from_db()
+    assert currency.policy.retired_reason == "superseded"
+    assert Memory.objects.filter(scope=org.acme, key="currency").count() == 2
+    event = LedgerEvent.objects.get(kind="proposal.approved")
+    assert event.payload["supersedes"] == currency.policy.uid
+    assert currency.policy.uid in event.payload["retired"]
+    currency.promote.refresh_from_db()
+    assert currency.promote.state == "approved"
+    assert "Approved" in client.get(response["Location"]).text
+
+
+def test_bulk_approve_refuses_a_promotion_over_a_live_value(client, users, org, currency):
+    client.force_login(users.owner)
+    response = client.post("/garden/approve/", {"ids": [currency.promote.uid]}, follow=True)
+    assert "Approved 0 of 1" in response.text and "already holds a value" in response.text
+    assert Memory.objects.filter(scope=org.acme, key="currency").count() == 1
+    currency.promote.refresh_from_db()
+    assert currency.promote.state == "open"

@@ -262,6 +262,7 @@ def test_every_memory_form_posts_with_htmx_to_its_own_action(client, users, lear
         "republish",
         "invalidate",
         "forget",
+        "expiry",
     }
     for action, attributes in forms:
         assert f'hx-post="{action}"' in attributes

@@ -1,5 +1,5 @@
 """The user lifecycle: deactivate/reactivate, a new password, paging and search, and the
-confirmation step before a grant is revoked."""
+confirmation steps before a user is deactivated and before a grant is revoked."""
 
 import re
 
@@ -14,8 +14,9 @@ from memory_core.models import AccessLog, LedgerEvent
 from tests.helpers import login, refusals
 
 NEW_PASSWORD = "fresh-Pw-91-long!"
+CONFIRMED = {"confirm": "yes"}  # what the confirmation step's button sends
 ACTIONS = [
-    ("deactivate", {}, "user.deactivate"),
+    ("deactivate", {"confirm": "yes"}, "user.deactivate"),
     ("reactivate", {}, "user.reactivate"),
     ("password", {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD}, "user.set_password"),
 ]
@@ -78,7 +79,7 @@ def test_a_get_of_a_user_action_is_sent_to_the_users_page(client, users, action,
 def test_superuser_deactivates_a_user_who_then_cannot_log_in(client, users):
     assert _can_log_in("owner", "pw-owner-123")
     owner_session = login(Client(), users.owner)
-    response = login(client, users.su).post("/users/owner/deactivate/")
+    response = login(client, users.su).post("/users/owner/deactivate/", CONFIRMED)
     assert response.status_code == 302 and response["Location"] == "/users/"
     assert not _person("owner").is_active
     assert not _can_log_in("owner", "pw-owner-123")
@@ -96,7 +97,7 @@ def test_superuser_deactivates_a_user_who_then_cannot_log_in(client, users):
 
 
 def test_superuser_reactivates_a_user(client, users):
-    login(client, users.su).post("/users/owner/deactivate/")
+    login(client, users.su).post("/users/owner/deactivate/", CONFIRMED)
     response = client.post("/users/owner/reactivate/")
     assert response.status_code == 302
     assert _person("owner").is_active and _can_log_in("owner", "pw-owner-123")
@@ -105,13 +106,13 @@ def test_superuser_reactivates_a_user(client, users):
 
 
 def test_deactivating_twice_records_one_event(client, users):
-    login(client, users.su).post("/users/owner/deactivate/")
-    client.post("/users/owner/deactivate/")
+    login(client, users.su).post("/users/owner/deactivate/", CONFIRMED)
+    client.post("/users/owner/deactivate/", CONFIRMED)
     assert LedgerEvent.objects.filter(kind="user.deactivated").count() == 1
 
 
 def test_a_superuser_cannot_deactivate_themselves(client, users):
-    response = login(client, users.su).post("/users/root/deactivate/")
+    response = login(client, users.su).post("/users/root/deactivate/", CONFIRMED)
     assert response.status_code == 422
     assert "you cannot deactivate yourself" in response.text
     assert _person("root").is_active
@@ -225,3 +226,80 @@ def test_revoking_a_grant_needs_a_confirmation_step(client, users):
     details = re.search(r'<details class="confirm inline">.*?</details>', row, re.S).group(0)
     assert "/users/grants/revoke/" in details and "Revoke this grant" in details
     assert "/users/grants/revoke/" not in row.replace(details, "")
+
+
+# --- deactivating a user is confirmed first --------------------------------------------
+
+
+def test_deactivating_needs_a_confirmation_step_in_the_row(client, users):
+    page = login(client, users.su).get("/users/").text
+    row = re.search(r'<tr id="user-owner".*?</tr>', page, re.S).group(0)
+    details = re.search(r'<details class="confirm">.*?</details>', row, re.S).group(0)
+    assert "/users/owner/deactivate/" in details and "Deactivate owner" in details
+    assert 'name="confirm" value="yes"' in details
+    assert "/users/owner/deactivate/" not in row.replace(details, "")
+
+
+def test_a_deactivation_without_confirmation_only_asks(client, users):
+    owner_session = login(Client(), users.owner)
+    events, rows = LedgerEvent.objects.count(), AccessLog.objects.count()
+    response = login(client, users.su).post("/users/owner/deactivate/")
+    assert response.status_code == 200
+    assert "Deactivate owner?" in response.text
+    form = re.search(
+        r'<form method="post" action="/users/owner/deactivate/".*?</form>', response.text, re.S
+    ).group(0)
+    assert 'name="confirm" value="yes"' in form
+    # Nothing changed, and nothing is on record as changed.
+    assert _person("owner").is_active
+    assert owner_session.get("/").status_code == 200
+    assert LedgerEvent.objects.count() == events
+    assert AccessLog.objects.count() == rows
+    # The page's own button does it.
+    assert client.post("/users/owner/deactivate/", CONFIRMED).status_code == 302
+    assert not _person("owner").is_active
+
+
+@pytest.mark.parametrize("confirm", ["", "no", "off"])
+def test_anything_but_a_ticked_confirmation_changes_nothing(client, users, confirm):
+    response = login(client, users.su).post("/users/owner/deactivate/", {"confirm": confirm})
+    assert response.status_code == 200 and "Deactivate owner?" in response.text
+    assert _person("owner").is_active
+    assert not LedgerEvent.objects.filter(kind="user.deactivated").exists()
+
+
+def test_an_unconfirmed_deactivation_of_an_unknown_user_is_404_and_logged(client, users):
+    response = login(client, users.su).post("/users/nobody/deactivate/")
+    assert response.status_code == 404
+    assert refusals("user.deactivate", 404, "user:root").exists()
+
+
+def test_an_unconfirmed_deactivation_of_oneself_is_refused_at_once(client, users):
+    response = login(client, users.su).post("/users/root/deactivate/")
+    assert response.status_code == 422
+    assert "you cannot deactivate yourself" in response.text
+    assert _person("root").is_active
+    assert refusals("user.deactivate", 422, "user:root").exists()
+
+
+def test_an_unconfirmed_deactivation_of_an_inactive_user_says_so(client, users):
+    get_user_model().objects.filter(username="owner").update(is_active=False)
+    response = login(client, users.su).post("/users/owner/deactivate/")
+    assert response.status_code == 302 and response["Location"] == "/users/"
+    assert "owner is already inactive" in client.get("/users/").text
+    assert not LedgerEvent.objects.filter(kind="user.deactivated").exists()
+
+
+@pytest.mark.parametrize("who", ["owner", "auditor"])
+def test_an_unconfirmed_deactivation_by_a_non_superuser_is_403(client, users, who):
+    response = login(client, getattr(users, who)).post("/users/outsider/deactivate/")
+    assert response.status_code == 403
+    assert "Deactivate outsider?" not in response.text
+    assert _person("outsider").is_active
+    assert refusals("user.deactivate", 403, f"user:{who}").exists()
+
+
+def test_the_confirmation_page_takes_any_username_django_allows(client, users, django_user_model):
+    django_user_model.objects.create_user("a.b+c@d", password="pw-odd-123")
+    response = login(client, users.su).post("/users/a.b+c@d/deactivate/")
+    assert response.status_code == 200 and "Deactivate a.b+c@d?" in response.text

@@ -175,6 +175,13 @@ def test_superuser_creates_a_user_without_any_grant(client, users):
     assert AccessLog.objects.filter(
         action="user.create", outcome=201, principal="user:root", detail={"user": "newbie"}
     ).exists()
+    event = LedgerEvent.objects.get(kind="user.created")
+    assert (event.payload, event.scope, event.principal) == (
+        {"user": "newbie"},
+        "global",
+        "user:root",
+    )
+    assert not LedgerEvent.objects.filter(payload__icontains="pw-x7-long!").exists()
 
 
 @pytest.mark.parametrize(
@@ -196,6 +203,7 @@ def test_invalid_new_user_is_422_and_creates_nothing(client, users, username, pa
     assert 'class="error"' in response.text
     assert password1 not in response.text  # a password is never echoed back
     assert get_user_model().objects.count() == count
+    assert not LedgerEvent.objects.filter(kind="user.created").exists()
 
 
 # --- CSRF ------------------------------------------------------------------------------

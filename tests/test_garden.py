@@ -94,6 +94,74 @@ def test_promotion_never_spans_tenants(org, operator):
     assert open_of("promote") == []
 
 
+def test_members_of_one_team_get_one_proposal_at_the_team_not_also_at_the_tenant(org, team):
+    copies = [
+        note(actor, "tz", "Works in the Berlin time zone.", org.acme_agent)
+        for actor in (org.u1, *team.values())
+    ]
+    report = run()
+    [proposal] = open_of("promote")
+    assert proposal.scope_id == org.ops.id
+    assert evidence_ids(proposal) == {c.id for c in copies}
+    assert report.created["promote"] == 1
+
+
+def test_people_of_two_teams_are_proposed_once_at_their_tenant(org, team, operator):
+    actors.ensure_scope("team:acme/sales", org.acme, "Sales", principal=operator)
+    sellers = [
+        actors.put_actor(r, r, ["team:acme/sales", "tenant:acme"], org.acme_key, org.acme_agent)
+        for r in ("s1", "s2")
+    ]
+    copies = [
+        note(actor, "tz", "Works in the Berlin time zone.", org.acme_agent)
+        for actor in (org.u1, team["u3"], team["u4"], *sellers)
+    ]
+    run()
+    [proposal] = open_of("promote")
+    assert proposal.scope_id == org.acme.id and proposal.tenant == "acme"
+    assert evidence_ids(proposal) == {c.id for c in copies}
+
+
+def test_a_team_and_a_person_outside_it_are_proposed_once_at_their_tenant(org, team):
+    copies = [
+        note(actor, "tz", "Works in the Berlin time zone.", org.acme_agent)
+        for actor in (org.u1, team["u3"], team["u4"], org.u2)
+    ]
+    run()
+    [proposal] = open_of("promote")
+    assert proposal.scope_id == org.acme.id
+    assert evidence_ids(proposal) == {c.id for c in copies}
+
+
+def test_rerunning_the_pass_keeps_one_open_proposal_per_copy(org, team):
+    copies = [
+        note(actor, "tz", "Works in the Berlin time zone.", org.acme_agent)
+        for actor in (org.u1, *team.values())
+    ]
+    first = run()
+    again = run()
+    assert again.created["promote"] == 0 and again.kept["promote"] == first.created["promote"]
+    rows = ProposalEvidence.objects.filter(
+        proposal__kind="promote", proposal__state=ProposalState.OPEN
+    )
+    held = sorted(rows.values_list("memory_id", flat=True))
+    assert held == sorted(c.id for c in copies)  # each copy in exactly one open proposal
+    assert Proposal.objects.filter(kind="promote").count() == 1
+
+
+def test_a_pass_over_one_team_does_not_propose_there_what_spans_the_tenant(org, team):
+    for actor in (org.u1, team["u3"], team["u4"], org.u2):
+        note(actor, "tz", "Works in the Berlin time zone.", org.acme_agent)
+    run(scope=org.ops)
+    assert open_of("promote") == []
+    run()
+    [proposal] = open_of("promote")
+    run(scope=org.ops)
+    proposal.refresh_from_db()
+    assert proposal.state == "open" and proposal.scope_id == org.acme.id
+    assert len(open_of("promote")) == 1
+
+
 def test_already_published_equivalent_value_is_not_proposed(org, team, operator):
     for actor in (org.u1, team["u3"], team["u4"]):
         note(actor, "tz", "Works in the Berlin time zone.", org.acme_agent)
@@ -360,6 +428,116 @@ def test_approving_a_shadowed_review_can_correct_the_wide_value(org, team, users
     decided = decisions.approve(review, principal=users.p_owner, resolution="correct", text="miles")
     assert decided.created[0].text == "miles" and decided.created[0].supersedes_id == wide.id
     assert Memory.objects.filter(key="units", author="agent", retired_at=None).count() == 3
+
+
+# --- approving a promotion over a live value ------------------------------------------
+
+
+@pytest.fixture
+def currency(org, team, operator):
+    """Agents for u1-u4 concluded "euros"; alice, a person, states "US dollars" (tagged
+    finance) at tenant:acme. The pass proposes the euros at the tenant (u2 is in no team)
+    and a review of alice's value."""
+    from django.contrib.auth import get_user_model
+
+    from memory_core.accounts.grants import grant
+    from memory_core.accounts.principals import Principal
+
+    alice = get_user_model().objects.create_user("alice", "al@x.test", "pw-alice-123")
+    grant("alice", org.acme, "admin", principal=operator)
+    policy = writes.publish(
+        org.acme,
+        "currency",
+        "quote prices in US dollars",
+        principal=Principal.for_user(alice),
+        tags=["finance"],
+    )
+    copies = [
+        note(actor, "currency", "quote prices in euros", org.acme_agent)
+        for actor in (org.u1, org.u2, team["u3"], team["u4"])
+    ]
+    run()
+    proposal = Proposal.objects.get(kind="promote", scope=org.acme, state=ProposalState.OPEN)
+    [review] = open_of("shadowed")
+    assert review.scope_id == org.acme.id
+    return proposal, review, policy, copies
+
+
+def slot_versions(org):
+    return Memory.objects.filter(scope=org.acme, key="currency").count()
+
+
+def test_a_plain_approval_over_a_persons_value_is_refused_and_changes_nothing(org, users, currency):
+    proposal, _, policy, _ = currency
+    with pytest.raises(Invalid, match="already holds a value") as refused:
+        decisions.approve(proposal, principal=users.p_owner)
+    assert policy.uid in refused.value.message and "dollars" not in refused.value.message
+    policy.refresh_from_db()
+    assert policy.retired_at is None and policy.tags == ["finance"]
+    assert slot_versions(org) == 1  # no new version
+    proposal.refresh_from_db()
+    assert proposal.state == "open"
+    assert not LedgerEvent.objects.filter(kind__in=["proposal.approved", "memory.promoted"])
+    row = AccessLog.objects.get(action="proposal.approve")
+    assert row.outcome == 422 and row.detail == {"reason": "target_holds_value"}
+
+
+def test_a_bulk_approval_refuses_a_promotion_over_a_live_value(org, users, currency):
+    proposal, _, policy, _ = currency
+    _, [outcome] = decisions.approve_many(
+        [proposal.uid], principal=users.p_owner, lookup=lambda uid: proposal
+    )
+    assert outcome.status == 422 and "already holds a value" in outcome.message
+    assert slot_versions(org) == 1
+    proposal.refresh_from_db()
+    assert proposal.state == "open"
+
+
+def test_replacing_explicitly_supersedes_the_value_and_keeps_its_tags(org, users, currency):
+    proposal, _, policy, copies = currency
+    decided = decisions.approve(proposal, principal=users.p_owner, replace=policy.uid)
+    assert decided.state == "approved" and decided.replaced == policy
+    [new] = decided.created
+    assert (new.text, new.author, new.scope) == ("quote prices in euros", "human", org.acme)
+    assert new.tags == ["finance"] and new.supersedes_id == policy.id
+    policy.refresh_from_db()
+    assert policy.retired_at is not None and policy.retired_reason == "superseded"
+    assert slot_versions(org) == 2
+    assert Memory.objects.get(scope=org.acme, key="currency", retired_at=None) == new
+    approved = LedgerEvent.objects.get(kind="proposal.approved")
+    assert approved.payload["supersedes"] == policy.uid
+    assert policy.uid in approved.payload["retired"]
+    promoted = LedgerEvent.objects.get(kind="memory.promoted")
+    assert promoted.payload["supersedes"] == policy.uid
+    assert promoted.payload["proposal"] == proposal.uid
+
+
+def test_replacing_a_version_that_is_no_longer_the_live_one_is_refused(org, users, currency):
+    proposal, _, policy, _ = currency
+    corrected = writes.correct(policy, "quote prices in pounds", principal=users.p_owner)
+    with pytest.raises(Invalid, match="changed since you chose"):
+        decisions.approve(proposal, principal=users.p_owner, replace=policy.uid)
+    assert Memory.objects.get(scope=org.acme, key="currency", retired_at=None) == corrected
+    curation.invalidate(corrected, "no policy", principal=users.p_owner)
+    with pytest.raises(Invalid, match="no longer live"):
+        decisions.approve(proposal, principal=users.p_owner, replace=corrected.uid)
+    proposal.refresh_from_db()
+    assert proposal.state == "open"
+    assert not LedgerEvent.objects.filter(kind="proposal.approved").exists()
+    decided = decisions.approve(proposal, principal=users.p_owner)  # nothing left to replace
+    assert decided.state == "approved" and decided.replaced is None
+
+
+def test_a_promotion_lands_on_the_live_value_and_names_the_contradicting_review(
+    org, users, currency
+):
+    from memory_core.garden import reads
+
+    proposal, review, policy, _ = currency
+    [landing] = reads.landings(users.owner, [proposal]).values()
+    assert landing.current == policy and landing.rivals == [review]
+    # An auditor of another tenant reads neither.
+    assert reads.landings(users.outsider, []) == {}
 
 
 def test_dismissing_needs_a_reason_and_is_ledgered(users, promotion):

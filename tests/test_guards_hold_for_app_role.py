@@ -23,10 +23,13 @@ from psycopg import errors
 
 from memory_core import forgetting, transcripts, turns, writes
 from memory_core.accounts import keys
+from memory_core.capture import queue as capture_queue
 from memory_core.db import trigger_ignore
 from memory_core.models import (
     ApiKey,
+    CaptureJob,
     Digest,
+    Extraction,
     LedgerCheckpoint,
     Membership,
     Memory,
@@ -92,6 +95,11 @@ def world(org, users, operator):
     LedgerCheckpoint.objects.create(
         taken_at=now, principal="cli:test", key_id="0" * 64, signature_sha256="1" * 64, events=1
     )
+    # Capture: a queued job and an extraction's record.
+    capture_queue.enqueue(org.u1, "t1")
+    extraction = Extraction.objects.create(
+        actor=org.u1, thread_ref="t1", trigger="api", principal="cli:test", outcome="failed"
+    )
     return World(
         globex=org.globex.pk,
         ops=org.ops.pk,
@@ -103,6 +111,8 @@ def world(org, users, operator):
         digest=Digest.objects.get(actor=org.u1).pk,
         thread=Thread.objects.get(actor=org.u1).pk,
         message=Message.objects.get(thread__actor=org.u1).pk,
+        capture_job=CaptureJob.objects.get(actor=org.u1).pk,
+        extraction=extraction.pk,
     )
 
 
@@ -118,6 +128,8 @@ class World:
     digest: int
     thread: int
     message: int
+    capture_job: int
+    extraction: int
 
 
 # --- the catalog ------------------------------------------------------------------------------
@@ -302,6 +314,8 @@ VIOLATIONS = {
     "memory_not_of_erased_actor": _erased("memory_core_memory", "memory"),
     "thread_not_of_erased_actor": _erased("memory_core_thread", "thread"),
     "message_not_of_erased_actor": _erased("memory_core_message", "message"),
+    "capturejob_not_of_erased_actor": _erased("memory_core_capturejob", "capture_job"),
+    "extraction_not_of_erased_actor": _erased("memory_core_extraction", "extraction"),
 }
 
 

@@ -14,7 +14,7 @@ from django.db.migrations.loader import MigrationLoader
 
 from memory_core import writes
 from memory_core.db import sql_files
-from memory_core.models import Actor, ChainConflict, Membership, Memory, ScopeCount
+from memory_core.models import Actor, ChainConflict, Digest, Membership, Memory, ScopeCount
 from memory_core.models.maintained import Maintains
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def _sql_files() -> list[str]:
 def _maintaining():
     return [
         (model, trigger)
-        for model in (Memory, Actor, Membership)
+        for model in (Memory, Actor, Membership, Digest)
         for trigger in model._meta.triggers
         if isinstance(trigger, Maintains)
     ]
@@ -67,7 +67,12 @@ def test_the_last_reload_of_every_sql_file_names_the_file_as_it_reads_now():
 
 def test_every_function_of_the_sql_files_runs_as_its_file_says():
     names = _sql_files()
-    assert {"rules/chain.sql", "rules/precedence.sql", "models/maintained.sql"} <= set(names)
+    assert {
+        "rules/chain.sql",
+        "rules/precedence.sql",
+        "models/maintained.sql",
+        "models/turn_hours.sql",
+    } <= set(names)
     for name in names:
         functions = FUNCTION.findall(sql_files.load(name))
         assert functions, f"{name} defines no function"
@@ -89,7 +94,7 @@ def test_the_summaries_triggers_are_the_declared_ones_running_the_owners_functio
     declared = {
         (model._meta.db_table, t.get_pgid(model), t.function) for model, t in _maintaining()
     }
-    assert len(declared) == 8
+    assert len(declared) == 11
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT t.tgrelid::regclass::text, t.tgname, p.proname, p.prosecdef, p.prosrc

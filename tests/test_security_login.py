@@ -1,6 +1,7 @@
 """Console login throttling: after repeated failures, for one username or from one address,
 attempts are refused with a 429 before any password check, and the refusal is logged."""
 
+import re
 import threading
 from datetime import timedelta
 
@@ -10,6 +11,8 @@ from django.test import Client, RequestFactory, override_settings
 from django.utils import timezone
 
 from memory_console.login_throttle import attempted_username, client_ip
+from memory_core.accounts import users as accounts
+from memory_core.accounts.principals import Principal
 from memory_core.models import AccessLog, LoginAttempt
 
 GOOD = "pw-owner-123"
@@ -184,3 +187,36 @@ def test_concurrent_guesses_cannot_all_slip_under_the_limit(django_user_model):
     assert statuses.count(200) <= 5
     assert LoginAttempt.objects.filter(username="target").count() == statuses.count(200)
     assert AccessLog.objects.filter(action="login", outcome=429).count() == statuses.count(429)
+
+
+# --- a deactivated account ---------------------------------------------------------------
+
+
+def _deactivate(username):
+    accounts.set_active(username, False, principal=Principal.system("cli:test"))
+
+
+def test_a_deactivated_account_with_the_right_password_is_told_it_is_deactivated(client, users):
+    _deactivate("owner")
+    response = login(client, "owner", GOOD)
+    assert response.status_code == 200 and not logged_in(client)
+    assert "This account is deactivated, so it cannot log in." in response.text
+    assert "did not match" not in response.text
+    # Still a failure for the throttle: it is no way in.
+    assert LoginAttempt.objects.filter(username="owner").count() == 1
+
+
+def test_a_wrong_password_says_the_same_for_a_deactivated_an_active_and_no_account(client, users):
+    _deactivate("owner")
+    answers = set()
+    for username in ("owner", "auditor", "nobody-at-all"):
+        response = login(client, username, "a wrong password")
+        assert response.status_code == 200 and not logged_in(client)
+        assert "deactivated" not in response.text
+        answers.add(re.search(r'<p class="error" role="alert">(.*?)</p>', response.text)[1])
+    assert answers == {"Your username and password did not match. Please try again."}
+
+
+def test_an_active_account_still_logs_in(client, users):
+    response = login(client, "owner", GOOD)
+    assert response.status_code == 302 and logged_in(client)

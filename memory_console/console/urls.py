@@ -9,12 +9,14 @@ from memory_console.console.actors import views as actors
 from memory_console.console.common.methods import post_only
 from memory_console.console.conflicts import views as conflicts
 from memory_console.console.dashboard import views as dashboard
+from memory_console.console.finder import bulk_views as finder_bulk
 from memory_console.console.finder import views as finder
 from memory_console.console.garden import views as garden
 from memory_console.console.keys import views as keys
 from memory_console.console.ledger import export_views as exports
 from memory_console.console.ledger import views as ledger
 from memory_console.console.memories import views as memories
+from memory_console.console.runs import capture as runs_capture
 from memory_console.console.runs import views as runs
 from memory_console.console.scopes import views as scopes
 from memory_console.console.users import views as users
@@ -44,7 +46,10 @@ urlpatterns = [
     path("scopes/<path:token>/", scopes.scope_detail, name="scope"),
     # The finder and its bulk actions; memory ids never read "bulk" (memory_core/rules/ids.py).
     path("memories/", finder.memory_finder, name="memories"),
-    path("memories/bulk/", finder.bulk_action, name="memories-bulk"),
+    path("memories/bulk/", finder_bulk.bulk_action, name="memories-bulk"),
+    # A bulk's report and its undo, by bulk id (ids read "bulk_…"; finder/bulk_views.py).
+    path("memories/bulk/<str:uid>/", finder_bulk.bulk_report, name="memories-bulk-report"),
+    path("memories/bulk/<str:uid>/undo/", finder_bulk.bulk_undo, name="memories-bulk-undo"),
     path("memories/<str:uid>/", memories.memory_detail, name="memory"),
     path("memories/<str:uid>/correct/", memories.correct, name="memory-correct"),
     path("memories/<str:uid>/republish/", memories.republish, name="memory-republish"),
@@ -54,6 +59,8 @@ urlpatterns = [
     path("memories/<str:uid>/reinstate/", memories.reinstate, name="memory-reinstate"),
     path("memories/<str:uid>/revert/", memories.revert, name="memory-revert"),
     path("memories/<str:uid>/tags/", memories.tags, name="memory-tags"),
+    path("memories/<str:uid>/expiry/", memories.expiry, name="memory-expiry"),
+    path("memories/<str:uid>/expiry/clear/", memories.expiry_clear, name="memory-expiry-clear"),
     path("memories/<str:uid>/forget/", memories.forget, name="memory-forget"),
     # Refs are qualified by their tenant (`acme/u1`). "erase/" and "reopen/" below an actor
     # are tried first, and answer a GET with the page of the actor whose ref ends so
@@ -124,6 +131,9 @@ urlpatterns = [
     path("runs/<path:path>/", runs.run_detail, name="run"),
     path("threads/", runs.thread_list, name="threads"),
     path("threads/<path:thread_id>/", runs.thread_detail, name="thread"),
+    # Capture's "Extract now" (runs/capture.py): the thread in the form, since a thread id
+    # may hold "/" and nothing is routed below a thread.
+    path("capture/extract/", runs_capture.capture_extract, name="capture-extract"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/create/", keys.key_create, name="key-create"),
     path("keys/<str:uid>/revoke/", keys.key_revoke, name="key-revoke"),

@@ -1,13 +1,11 @@
 """Template helpers for the console's pages (`{% load console %}`)."""
 
-import json
-
 from django import template
-from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memory_console.console.common import links
+from memory_console.console.ledger import payloads
 
 register = template.Library()
 
@@ -95,37 +93,9 @@ def thread_url(thread_id: str, actor_ref: str | None = None, run: str | None = N
     return links.thread_path(thread_id, actor_ref, run)
 
 
-# Ledger payload fields holding memory ids, and those holding scope tokens or key ids.
-MEMORY_FIELDS = {"memory", "supersedes", "promoted_from", "restores", "memories"}
-SCOPE_FIELDS = {"scopes", "reach", "from_scope"}
-ID_FIELDS = {"api_key", "bulk"}
-
-
 @register.filter
 def payload_fields(event) -> list[dict]:
-    """A ledger event's payload as the page shows it: each field a name and its values,
-    ids as code (a memory id linked to its page, unless the event erased it), lists as
-    several values, booleans as yes/no; never a Python repr."""
-    linkable = event.kind != "memory.forgotten"
-    fields = []
-    for name, value in (event.payload or {}).items():
-        if value is None:
-            continue
-        values = value if isinstance(value, list) else [value]
-        fields.append({"name": name, "values": [_shown(name, v, linkable) for v in values]})
-    return fields
-
-
-def _shown(name: str, value, linkable: bool) -> dict:
-    if isinstance(value, bool):
-        return {"text": "yes" if value else "no"}
-    if name in MEMORY_FIELDS and isinstance(value, str):
-        href = reverse("console:memory", kwargs={"uid": value}) if linkable else None
-        return {"text": value, "code": True, "href": href}
-    if name in SCOPE_FIELDS and isinstance(value, str):
-        return {"text": value, "code": True, "href": links.scope_path(value)}
-    if name in ID_FIELDS:
-        return {"text": str(value), "code": True}
-    if isinstance(value, dict | list):
-        return {"text": json.dumps(value, ensure_ascii=False), "code": True}
-    return {"text": str(value)}
+    """A ledger event's payload as the page shows it (console/ledger/payloads.py): as its
+    view marked it, or, unmarked, with no memory linked (a link might lead to a 404)."""
+    shown = getattr(event, "shown_payload", None)
+    return shown if shown is not None else payloads.payload_fields(event)

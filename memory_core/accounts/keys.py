@@ -11,7 +11,7 @@ from functools import cache
 from django.utils import timezone
 
 from memory_core.accounts.permissions import can_administer
-from memory_core.actors import actor_for_key
+from memory_core.actors import actor_for_key, require_not_erased
 from memory_core.changes import audited
 from memory_core.db import prepared
 from memory_core.errors import Forbidden, Invalid
@@ -52,6 +52,7 @@ def create_api_key(
     *,
     principal,
     actor_ref: str | None = None,
+    register_actor: bool = True,
     expires_at: datetime | None = None,
 ) -> tuple[ApiKey, str]:
     """Returns the key and its clear secret, which is never stored and never shown again.
@@ -60,8 +61,10 @@ def create_api_key(
     it alone, whatever actor a request names. The ref is named as the new key would name it
     (relative to its reach's tenant, or qualified) and resolved as that key's first call
     would resolve it: an actor outside the reach is a 404, an unknown one is registered
-    with the reach (actors.actor_for_key), in the same transaction as the key. The database
-    holds the binding inside the reach too (apikey_actor_in_reach).
+    with the reach (actors.actor_for_key), in the same transaction as the key, unless
+    `register_actor` is False (the console: a slip of the keyboard must not create a
+    person), when it is a 404 too. An erased actor is refused (410) either way. The
+    database holds the binding inside the reach too (apikey_actor_in_reach).
 
     With `expires_at`, the key authenticates as nothing from that instant on; it must lie
     in the future (the database refuses one at or before creation).
@@ -76,7 +79,10 @@ def create_api_key(
             raise Forbidden(f"you do not administer {reach.token}")
         actor = None
         if actor_ref is not None:
-            actor = actor_for_key(actor_ref, ApiKey(reach=reach), principal, register=True)
+            actor = actor_for_key(
+                actor_ref, ApiKey(reach=reach), principal, register=register_actor
+            )
+            require_not_erased(actor, actor_ref)  # (a registering look-up checked already)
         while True:
             body = secrets.token_urlsafe(32)
             prefix = body[:PREFIX_CHARS]

@@ -50,6 +50,8 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     "memory_core_scopecount": (SELECT,),
     "memory_core_chainconflict": (SELECT,),
     "memory_core_conflictpair": (SELECT,),
+    "memory_core_tenantturnhour": (SELECT,),
+    "memory_core_actorturnhour": (SELECT,),
     "memory_core_digestline": (SELECT, INSERT, UPDATE),
     # Scopes move under a new parent when an actor's memberships change; actors are renamed.
     # Neither is ever deleted (memories and the ledger refer to them).
@@ -60,6 +62,10 @@ APP_PRIVILEGES: dict[str, tuple[str, ...]] = {
     # Transcripts: posted by hosts, removed by prune_history.
     "memory_core_thread": (SELECT, INSERT, DELETE),
     "memory_core_message": (SELECT, INSERT, DELETE),
+    # Capture (memory_core/capture/): jobs are queued, claimed (UPDATE) and removed when
+    # done; each extraction's record is written once and kept (ids and counts only).
+    "memory_core_capturejob": (SELECT, INSERT, UPDATE, DELETE),
+    "memory_core_extraction": APPEND_ONLY,
     # Keys are revoked (revoked_at), never deleted: the ledger and access log name them.
     "memory_core_apikey": (SELECT, INSERT, UPDATE),
     # Grants change role and are withdrawn.

@@ -10,6 +10,13 @@ corrected meanwhile) leaves nothing done.
 
 A proposal whose evidence changed since the pass (a version no longer live) is not acted
 on: it is closed as obsolete, and the person is told so.
+
+A promotion never replaces a value by default. When its scope already holds a live value
+for the key (a person's policy, say), approving it is refused unless the person names that
+very version as the one to replace (`replace`): a plain approval, a bulk approval, or one
+whose chosen version has changed since it was shown, changes nothing. Replaced, the value
+is superseded, and its tags stay on the new version (with the copy's): a tag such as
+`finance` is how people find their policies, and the agents' copy never had it.
 """
 
 from dataclasses import dataclass, field
@@ -21,8 +28,16 @@ from memory_core import curation, writes
 from memory_core.accounts.permissions import can_administer
 from memory_core.changes import audited, for_proposal, in_bulk
 from memory_core.errors import DomainError, Forbidden, Invalid, NotFound
-from memory_core.models import EvidenceRole, Memory, Proposal, ProposalKind, ProposalState
+from memory_core.models import (
+    Author,
+    EvidenceRole,
+    Memory,
+    Proposal,
+    ProposalKind,
+    ProposalState,
+)
 from memory_core.rules.ids import new_id
+from memory_core.rules.promotion import promoted_tags
 
 MAX_BATCH = 200
 RESOLUTIONS = ("invalidate", "correct")  # what approving a shadowed-person proposal does
@@ -34,6 +49,17 @@ class Decided:
     state: str  # approved, dismissed, or obsolete (the evidence had changed)
     created: list[Memory] = field(default_factory=list)
     retired: list[Memory] = field(default_factory=list)
+    replaced: Memory | None = None  # a promotion's: the value it superseded at its scope
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the person chose beside "approve" (approve()'s arguments)."""
+
+    retire_copies: bool = False
+    resolution: str = "invalidate"
+    text: str = ""
+    replace: str = ""
 
 
 def _check_decider(principal, proposal: Proposal) -> None:
@@ -82,8 +108,11 @@ def approve(
     retire_copies: bool = False,
     resolution: str = "invalidate",
     text: str = "",
+    replace: str = "",
 ) -> Decided:
     """Approve `proposal`. `retire_copies`: a promotion also retires the actors' copies;
+    `replace`: the id of the live value at a promotion's scope that the person chose to
+    replace (refused when the scope holds one and this does not name it);
     `resolution`/`text`: a shadowed person's value is corrected to `text` ("correct") or
     the agent conclusions beating it are invalidated ("invalidate")."""
     with audited(principal, "proposal.approve", scope=proposal.scope.token) as change:
@@ -97,39 +126,83 @@ def approve(
             change.log(409, memory_ids=ids, count=len(ids), detail={"proposal": locked.uid})
             return Decided(locked, ProposalState.OBSOLETE)
         decided = Decided(locked, ProposalState.APPROVED)
+        choices = Choices(retire_copies, resolution, text, replace)
         with for_proposal(locked.uid):
-            _carry_out(locked, evidence, decided, principal, retire_copies, resolution, text)
+            _carry_out(locked, evidence, decided, principal, choices)
         _close(locked, ProposalState.APPROVED, principal)
-        change.event(
-            "proposal.approved",
-            locked.scope,
-            {
-                "proposal": locked.uid,
-                "proposal_kind": locked.kind,
-                "memories": ids,
-                "count": len(ids),
-                "created": [m.uid for m in decided.created],
-                "retired": [m.uid for m in decided.retired],
-            },
-        )
+        payload = {
+            "proposal": locked.uid,
+            "proposal_kind": locked.kind,
+            "memories": ids,
+            "count": len(ids),
+            "created": [m.uid for m in decided.created],
+            "retired": [m.uid for m in decided.retired],
+        }
+        if locked.kind == ProposalKind.PROMOTE:
+            payload["supersedes"] = decided.replaced.uid if decided.replaced else None
+        change.event("proposal.approved", locked.scope, payload)
         change.log(200, memory_ids=ids, count=len(ids), detail={"proposal": locked.uid})
     return decided
 
 
-def _carry_out(proposal, evidence, decided, principal, retire_copies, resolution, text):
-    uid = proposal.uid
-    if proposal.kind == ProposalKind.PROMOTE:
-        copies = [m for role, m in evidence if role == EvidenceRole.COPY]
-        chosen, others = copies[0], copies[1:]  # the newest copy is republished
-        new = writes.promote(
-            chosen, proposal.scope, principal=principal, retire_original=retire_copies
+def _value_to_replace(proposal: Proposal, copy: Memory, replace: str) -> Memory | None:
+    """The live value at the promotion's scope, under its slot's lock (taken in promote's
+    order, the copy's slot first), when the person chose to replace exactly that version;
+    None when there is none. Anything else is refused: nothing is replaced by default."""
+    writes.lock_slot(copy.scope, copy.key)
+    current = writes.lock_slot(proposal.scope, copy.key)
+    target = proposal.scope.token
+    if current is None and replace:
+        raise Invalid(
+            f"the value you chose to replace at {target} is no longer live; nothing was "
+            "changed: review the proposal again",
+            reason="target_changed",
         )
-        decided.created.append(new)
-        if retire_copies:
-            decided.retired.append(chosen)
-            reason = f"republished at {proposal.scope.token} as {new.uid} (proposal {uid})"
-            for memory in others:
-                decided.retired.append(curation.invalidate(memory, reason, principal=principal))
+    if current is not None and not replace:
+        who = "a person" if current.author == Author.HUMAN else "an agent"
+        raise Invalid(
+            f"{target} already holds a value for this key ({current.uid}, stated by {who}); "
+            "approving would replace it for everyone there. Nothing was changed: choose to "
+            "replace the current value, or dismiss the proposal.",
+            reason="target_holds_value",
+        )
+    if current is not None and replace != current.uid:
+        raise Invalid(
+            f"the value at {target} changed since you chose to replace it (it is now "
+            f"{current.uid}); nothing was changed: review it and choose again",
+            reason="target_changed",
+        )
+    return current
+
+
+def _promote(proposal, evidence, decided, principal, choices: Choices) -> None:
+    copies = [m for role, m in evidence if role == EvidenceRole.COPY]
+    chosen, others = copies[0], copies[1:]  # the newest copy is republished
+    current = _value_to_replace(proposal, chosen, choices.replace)
+    new = writes.promote(
+        chosen,
+        proposal.scope,
+        principal=principal,
+        retire_original=choices.retire_copies,
+        tags=promoted_tags(current.tags if current else [], chosen.tags),
+    )
+    decided.created.append(new)
+    if current is not None:
+        current.refresh_from_db()
+        decided.replaced = current
+        decided.retired.append(current)
+    if choices.retire_copies:
+        decided.retired.append(chosen)
+        reason = f"republished at {proposal.scope.token} as {new.uid} (proposal {proposal.uid})"
+        for memory in others:
+            decided.retired.append(curation.invalidate(memory, reason, principal=principal))
+
+
+def _carry_out(proposal, evidence, decided, principal, choices: Choices):
+    uid = proposal.uid
+    resolution, text = choices.resolution, choices.text
+    if proposal.kind == ProposalKind.PROMOTE:
+        _promote(proposal, evidence, decided, principal, choices)
     elif proposal.kind == ProposalKind.MERGE:
         keep = next(m for role, m in evidence if role == EvidenceRole.KEEP)
         reason = f"merged into {keep.uid} (proposal {uid})"

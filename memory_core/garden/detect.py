@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import connection
 
 from memory_core.models import EvidenceRole, ProposalKind
+from memory_core.rules.promotion import promotion_scopes
 
 SIG = (
     "coalesce(nullif(array_to_string(tsvector_to_array("
@@ -86,88 +87,6 @@ def _rows(sql: str, params: dict) -> list[tuple]:
         return cursor.fetchall()
 
 
-# --- 1. promote: the same key, equivalent text, at >= N actors under one team or tenant ---
-
-# Each live agent memory beside every team and tenant its actor belongs to (within the
-# pass's scopes): where both promotions look for copies held by enough actors.
-PLACED = """
-    SELECT c.id, c.key, c.actor_id, c.sig, g.id AS g_id, g.token AS g_token
-    FROM garden_live c
-    JOIN memory_core_membership ms ON ms.actor_id = c.actor_id
-    JOIN memory_core_scope g ON g.id = ms.scope_id
-    WHERE (g.token LIKE 'team:%%' OR g.token LIKE 'tenant:%%')
-      AND (%(all)s OR g.id = ANY(%(scopes)s))
-"""
-
-PROMOTE_SQL = f"""
-WITH placed AS ({PLACED}),
-groups AS (
-    SELECT g_id, key, sig FROM placed
-    GROUP BY g_id, key, sig HAVING count(DISTINCT actor_id) >= %(n)s
-)
-SELECT p.g_id, coalesce(memory_core_tenant_of(p.g_token), ''),
-       dense_rank() OVER (ORDER BY p.g_id, p.key, p.sig), p.id
-FROM placed p JOIN groups USING (g_id, key, sig)
--- Already published there (the same key with an equivalent text, live): nothing to do.
-WHERE NOT EXISTS (
-    SELECT 1 FROM memory_core_memory w
-    WHERE w.scope_id = p.g_id AND w.key = p.key AND w.retired_at IS NULL
-      AND (w.expires_at IS NULL OR w.expires_at > %(now)s)
-      AND {SIG.format(col="w.text")} = p.sig
-)
-ORDER BY 3, 4
-"""
-
-# Semantic promotion: (team or tenant, key) groups held by >= N actors whose texts are not
-# lexically one: each copy joins the group's most held lexical form when their vectors are
-# close enough.
-SEMANTIC_PROMOTE_SQL = f"""
-WITH placed AS MATERIALIZED ({PLACED}),
-keyed AS (
-    SELECT g_id, key FROM placed GROUP BY g_id, key
-    HAVING count(DISTINCT actor_id) >= %(n)s
-       AND count(DISTINCT sig) > 1
-),
-forms AS (
-    SELECT p.g_id, p.key, p.sig, count(DISTINCT p.actor_id) AS actors, min(p.id) AS rep
-    FROM placed p JOIN keyed USING (g_id, key)
-    GROUP BY p.g_id, p.key, p.sig
-),
-anchor AS MATERIALIZED (
-    -- Each group's most held form, with its vector read once (not once per copy).
-    SELECT an.g_id, an.key, an.sig, e.vector
-    FROM (
-        SELECT DISTINCT ON (g_id, key) g_id, key, sig, rep FROM forms
-        ORDER BY g_id, key, actors DESC, sig
-    ) an
-    JOIN memory_core_embedding e ON e.memory_id = an.rep
-    WHERE e.embedder = %(embedder)s AND e.dims = %(dims)s
-),
-joined AS MATERIALIZED (
-    SELECT p.g_id, p.g_token, p.key, p.id, p.actor_id, an.sig AS anchor_sig
-    FROM placed p
-    JOIN anchor an USING (g_id, key)
-    LEFT JOIN memory_core_embedding ep
-        ON ep.memory_id = p.id AND ep.embedder = %(embedder)s AND ep.dims = %(dims)s
-    WHERE p.sig = an.sig OR 1 - (an.vector <=> ep.vector) >= %(similarity)s
-)
-SELECT j.g_id, coalesce(memory_core_tenant_of(j.g_token), ''),
-       dense_rank() OVER (ORDER BY j.g_id, j.key), j.id
-FROM joined j
-WHERE (j.g_id, j.key) IN (
-    SELECT g_id, key FROM joined GROUP BY g_id, key
-    HAVING count(DISTINCT actor_id) >= %(n)s
-)
-AND NOT EXISTS (
-    SELECT 1 FROM memory_core_memory w
-    WHERE w.scope_id = j.g_id AND w.key = j.key AND w.retired_at IS NULL
-      AND (w.expires_at IS NULL OR w.expires_at > %(now)s)
-      AND {SIG.format(col="w.text")} = j.anchor_sig
-)
-ORDER BY 3, 4
-"""
-
-
 def _grouped(rows, kind: str, role: str) -> list[Finding]:
     found: dict[int, Finding] = {}
     for scope_id, tenant, group, memory_id in rows:
@@ -176,37 +95,147 @@ def _grouped(rows, kind: str, role: str) -> list[Finding]:
     return list(found.values())
 
 
+# --- 1. promote: the same key, equivalent text, at >= N actors sharing a team or tenant ---
+
+# Which scope a group of copies is proposed at is rules.promotion's: the narrowest team or
+# tenant all its actors hold, so that a team's members are not also proposed at their
+# tenant (one proposal per piece of evidence). The statements below only gather, per group
+# of copies, each copy beside every team and tenant in its actor's chain (narrowest first)
+# and whether that scope already holds the fact (the same key with an equivalent text,
+# live). A group lies in one tenant (the actors' own), is held by >= N actors, and has an
+# actor with a membership among the pass's scopes; which of its placements fall among
+# them is decided in Python (a pass over one team must not propose at the team what the
+# whole pass proposes at the tenant).
+LIVE_BY_TENANT = """
+    SELECT l.id, l.key, l.sig, l.actor_id, coalesce(memory_core_tenant_of(s.token), '') AS tenant
+    FROM garden_live l JOIN memory_core_scope s ON s.id = l.scope_id
+"""
+IN_WINDOW = """
+    (%(all)s OR bool_or(EXISTS (
+        SELECT 1 FROM memory_core_membership w
+        WHERE w.actor_id = {col} AND w.scope_id = ANY(%(scopes)s)
+    )))
+"""
+# Each group's copies beside their actors' teams and tenants; `{sig}` is the form the
+# target must already hold for the group to be published there.
+PLACED = f"""
+SELECT g.grp, c.id, c.actor_id, ms.scope_id, coalesce(memory_core_tenant_of(s.token), ''),
+       EXISTS (
+           SELECT 1 FROM memory_core_memory w
+           WHERE w.scope_id = ms.scope_id AND w.key = c.key AND w.retired_at IS NULL
+             AND (w.expires_at IS NULL OR w.expires_at > %(now)s)
+             AND {SIG.format(col="w.text")} = {{sig}}
+       )
+FROM groups g
+JOIN {{copies}} c USING ({{group_by}})
+JOIN memory_core_membership ms ON ms.actor_id = c.actor_id
+JOIN memory_core_scope s ON s.id = ms.scope_id
+WHERE s.token LIKE 'team:%%' OR s.token LIKE 'tenant:%%'
+ORDER BY g.grp, c.id, ms.rank
+"""
+
+PROMOTE_SQL = f"""
+WITH live AS MATERIALIZED ({LIVE_BY_TENANT}),
+groups AS (
+    SELECT tenant, key, sig, dense_rank() OVER (ORDER BY tenant, key, sig) AS grp
+    FROM live
+    GROUP BY tenant, key, sig
+    HAVING count(DISTINCT actor_id) >= %(n)s AND {IN_WINDOW.format(col="live.actor_id")}
+)
+{PLACED.format(sig="c.sig", copies="live", group_by="tenant, key, sig")}
+"""
+
+# Semantic promotion: (tenant, key) groups held by >= N actors whose texts are not
+# lexically one: each copy joins the group's most held lexical form when their vectors are
+# close enough.
+SEMANTIC_PROMOTE_SQL = f"""
+WITH live AS MATERIALIZED ({LIVE_BY_TENANT}),
+keyed AS (
+    SELECT tenant, key FROM live GROUP BY tenant, key
+    HAVING count(DISTINCT actor_id) >= %(n)s
+       AND count(DISTINCT sig) > 1
+       AND {IN_WINDOW.format(col="live.actor_id")}
+),
+forms AS (
+    SELECT c.tenant, c.key, c.sig, count(DISTINCT c.actor_id) AS actors, min(c.id) AS rep
+    FROM live c JOIN keyed USING (tenant, key)
+    GROUP BY c.tenant, c.key, c.sig
+),
+anchor AS MATERIALIZED (
+    -- Each group's most held form, with its vector read once (not once per copy).
+    SELECT an.tenant, an.key, an.sig, e.vector
+    FROM (
+        SELECT DISTINCT ON (tenant, key) tenant, key, sig, rep FROM forms
+        ORDER BY tenant, key, actors DESC, sig
+    ) an
+    JOIN memory_core_embedding e ON e.memory_id = an.rep
+    WHERE e.embedder = %(embedder)s AND e.dims = %(dims)s
+),
+joined AS MATERIALIZED (
+    SELECT c.tenant, c.key, c.id, c.actor_id, an.sig AS anchor_sig
+    FROM live c
+    JOIN anchor an USING (tenant, key)
+    LEFT JOIN memory_core_embedding ep
+        ON ep.memory_id = c.id AND ep.embedder = %(embedder)s AND ep.dims = %(dims)s
+    WHERE c.sig = an.sig OR 1 - (an.vector <=> ep.vector) >= %(similarity)s
+),
+groups AS (
+    SELECT tenant, key, dense_rank() OVER (ORDER BY tenant, key) AS grp
+    FROM joined GROUP BY tenant, key
+    HAVING count(DISTINCT actor_id) >= %(n)s
+)
+{PLACED.format(sig="c.anchor_sig", copies="joined", group_by="tenant, key")}
+"""
+
+
 def promotions(window: Window, embedder=None) -> list[Finding]:
+    """One finding per group of copies (per part of it, when its actors share no scope), at
+    the narrowest team or tenant its actors share (rules.promotion). A copy that a semantic
+    group takes is left out of its lexical group: no copy is in two proposals."""
     params = window.params
-    found = _grouped(_rows(PROMOTE_SQL, params), ProposalKind.PROMOTE, EvidenceRole.COPY)
-    if embedder is None:
+    taken: set[int] = set()
+    found: list[Finding] = []
+    if embedder is not None:
+        semantic = {
+            **params,
+            "embedder": embedder.identity,
+            "dims": embedder.dims,
+            "similarity": _similarity(),
+        }
+        found += _placed(_rows(SEMANTIC_PROMOTE_SQL, semantic), window, taken)
+    found += _placed(_rows(PROMOTE_SQL, params), window, taken)
+    if window.scope_ids is None:
         return found
-    params = {
-        **params,
-        "embedder": embedder.identity,
-        "dims": embedder.dims,
-        "similarity": _similarity(),
-    }
-    rows = _rows(SEMANTIC_PROMOTE_SQL, params)
-    semantic = _grouped(rows, ProposalKind.PROMOTE, EvidenceRole.COPY)
-    return _widest(found + semantic)
+    inside = set(window.scope_ids)
+    return [f for f in found if f.scope_id in inside]
 
 
-def _widest(findings: list[Finding]) -> list[Finding]:
-    """One proposal per group of copies: a lexical finding that a semantic one contains (the
-    same copies and more, at the same scope) is dropped, and so is a repeat."""
-    by_memory: dict[tuple[int, int], list[int]] = {}  # (scope, memory) -> finding indexes
-    sets = [frozenset(m for m, _ in f.evidence) for f in findings]
-    for n, f in enumerate(findings):
-        for memory_id in sets[n]:
-            by_memory.setdefault((f.scope_id, memory_id), []).append(n)
-    kept = []
-    for n, f in enumerate(findings):
-        # Only findings sharing a copy at the same scope can contain this one.
-        rivals = {m for memory_id in sets[n] for m in by_memory[(f.scope_id, memory_id)]}
-        if not any(sets[n] < sets[m] or (sets[n] == sets[m] and m < n) for m in rivals):
-            kept.append(f)
-    return kept
+def _placed(rows, window: Window, taken: set[int]) -> list[Finding]:
+    """Findings from PLACED rows; the copies they hold are added to `taken`, and copies
+    already in `taken` are left out."""
+    chains: dict[int, dict[int, list[int]]] = {}  # group -> actor -> teams and tenants
+    copy_of: dict[tuple[int, int], int] = {}  # (group, actor) -> memory id
+    tenants: dict[int, str] = {}
+    published: set[tuple[int, int]] = set()  # (group, scope) already holding the fact
+    for group, memory_id, actor_id, scope_id, tenant, holds in rows:
+        copy_of[(group, actor_id)] = memory_id
+        if memory_id not in taken:
+            chains.setdefault(group, {}).setdefault(actor_id, []).append(scope_id)
+        tenants[scope_id] = tenant
+        if holds:
+            published.add((group, scope_id))
+    found = []
+    for group, held in chains.items():
+        for placement in promotion_scopes(held, window.min_actors):
+            ids = sorted(copy_of[(group, actor)] for actor in placement.people)
+            taken.update(ids)
+            if (group, placement.scope) in published:
+                continue  # already stated there: nothing to propose
+            evidence = [(memory_id, EvidenceRole.COPY) for memory_id in ids]
+            found.append(
+                Finding(ProposalKind.PROMOTE, placement.scope, tenants[placement.scope], evidence)
+            )
+    return found
 
 
 def _similarity() -> float:

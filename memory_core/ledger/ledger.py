@@ -67,6 +67,13 @@ ALLOWED_PAYLOAD_FIELDS = frozenset(
         "proposal_kind",
         "created",
         "retired",
+        # capture.extracted (memory_core/capture/): the extraction a change was part of,
+        # the last message it read (an id), and its counts.
+        "extraction",
+        "message",
+        "written",
+        "unchanged",
+        "dropped",
     }
 )
 

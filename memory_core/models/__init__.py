@@ -1,6 +1,7 @@
 """The data of docs/architecture/data.md, one module per idea."""
 
 from memory_core.models.access import AccessLog, ApiKey, ScopeGrant
+from memory_core.models.capture import CaptureJob, Extraction
 from memory_core.models.checkpoints import LedgerCheckpoint
 from memory_core.models.digests import Digest, DigestLine
 from memory_core.models.embeddings import Embedding
@@ -13,7 +14,13 @@ from memory_core.models.garden import (
     ScopeHealth,
 )
 from memory_core.models.ledger import LedgerEvent
-from memory_core.models.maintained import ChainConflict, ConflictPair, ScopeCount
+from memory_core.models.maintained import (
+    ActorTurnHour,
+    ChainConflict,
+    ConflictPair,
+    ScopeCount,
+    TenantTurnHour,
+)
 from memory_core.models.memories import Author, Memory, RetiredReason
 from memory_core.models.scopes import Actor, Membership, Scope
 from memory_core.models.throttle import LoginAttempt
@@ -22,7 +29,9 @@ from memory_core.models.transcripts import Message, Thread
 __all__ = [
     "AccessLog",
     "Actor",
+    "ActorTurnHour",
     "ApiKey",
+    "CaptureJob",
     "ChainConflict",
     "ConflictPair",
     "Author",
@@ -30,6 +39,7 @@ __all__ = [
     "DigestLine",
     "Embedding",
     "EvidenceRole",
+    "Extraction",
     "LedgerCheckpoint",
     "LedgerEvent",
     "LoginAttempt",
@@ -45,5 +55,6 @@ __all__ = [
     "ScopeCount",
     "ScopeGrant",
     "ScopeHealth",
+    "TenantTurnHour",
     "Thread",
 ]

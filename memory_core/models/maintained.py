@@ -1,8 +1,9 @@
 """Tables the database keeps for the console's summaries, so a page reads a few rows instead
 of aggregating a million. Written only by the triggers declared at the end of this module,
-whose functions (maintained.sql, beside this file) run as the tables' owner (SECURITY
-DEFINER); the server's role may only read them (privileges.APP_PRIVILEGES), so no raw SQL of
-the server can make them disagree with the memories they summarise.
+whose functions (maintained.sql and, for the turns per hour, turn_hours.sql, beside this
+file) run as the tables' owner (SECURITY DEFINER); the server's role may only read them
+(privileges.APP_PRIVILEGES), so no raw SQL of the server can make them disagree with the
+memories and turns they summarise.
 
 "Held" is a memory that is not retired. Whether a held memory is live also depends on the
 clock (`expires_at`), which no write announces, so the tables hold the held memories and
@@ -13,6 +14,7 @@ at read time, on memory_expiry_idx: the figures mean what Memory.objects.live() 
 import pgtrigger
 from django.db import models
 
+from memory_core.models.digests import Digest
 from memory_core.models.memories import Memory
 from memory_core.models.scopes import Actor, Membership
 
@@ -132,6 +134,42 @@ class ConflictPair(models.Model):
         ]
 
 
+class TenantTurnHour(models.Model):
+    """Stored turns of one tenant's actors dated in one hour (UTC), and how many of them left
+    pinned memories out (`pinned_omitted > 0`): the dashboard's turns chart and alerts for a
+    reader of whole tenants (every reader of `tenant:T` reads every actor of T). `tenant` is
+    the actor's (names.ref_tenant), "" for actors outside every tenant."""
+
+    pk = models.CompositePrimaryKey("tenant", "hour")
+    tenant = models.CharField(max_length=128)
+    hour = models.DateTimeField()
+    turns = models.IntegerField(default=0)
+    alerts = models.IntegerField(default=0)
+
+    class Meta:
+        indexes = [
+            # The superuser's window: every tenant's hours since a day, without the tenants.
+            models.Index(fields=["hour"], name="tenantturnhour_hour_idx"),
+        ]
+
+
+class ActorTurnHour(models.Model):
+    """The same per actor: for a reader whose grants reach some of a tenant's actors and not
+    the tenant (a team's administrator, an actor's auditor)."""
+
+    pk = models.CompositePrimaryKey("actor_id", "hour")
+    actor = models.ForeignKey(
+        "memory_core.Actor",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,  # the primary key leads with it
+        related_name="+",
+    )
+    hour = models.DateTimeField()
+    turns = models.IntegerField(default=0)
+    alerts = models.IntegerField(default=0)
+
+
 # --- the triggers that keep them --------------------------------------------------------------
 
 
@@ -195,4 +233,16 @@ _maintain(
 _maintain(Actor, "chain", dict.fromkeys(["insert", "update"], "memory_core_chains_changed"))
 _maintain(
     Membership, "chain", dict.fromkeys(["insert", "update", "delete"], "memory_core_chains_changed")
+)
+# A stored turn written (or, by the owner, changed or removed): its actor's and its tenant's
+# hour. The server's role may not delete a turn and no service changes its actor or time,
+# but the counts stay exact whatever a statement does (turn_hours.sql).
+_maintain(
+    Digest,
+    "turn_hours",
+    {
+        "insert": "memory_core_turns_inserted",
+        "update": "memory_core_turns_updated",
+        "delete": "memory_core_turns_deleted",
+    },
 )

@@ -17,7 +17,9 @@ it: the console's error page, or `{"detail": ...}` for an export, which scripts 
 
 That settles the transport. What a value means stays each page's business: its form (the
 area's forms.py) turns an unusable filter into "no filter" on a page (a stale bookmark still
-shows the page) and into a 422 on an export (a proof must be of what was asked). Numbers
+shows the page) and into a 422 on an export (a proof must be of what was asked). An export
+also refuses a parameter it does not read, or one given twice (`unexpected`): a misspelt
+filter (`knd=`) would otherwise export every row. Numbers
 are held to a range before any query sees them, so no OFFSET or comparison leaves
 PostgreSQL's bigint: page numbers to MAX_PAGE (forms.page_number), id cursors to BIGINT_MAX
 (cursors.cursor_id), and an export's sequence numbers past it are a 422.
@@ -100,4 +102,16 @@ def problem(request, path_values: dict) -> str | None:
                 found = _value_problem(where, str(name), value)
                 if found is not None:
                     return found
+    return None
+
+
+def unexpected(query, allowed) -> str | None:
+    """What in `query` (a QueryDict) an address reading only the names `allowed` cannot
+    take: a name it does not read, or one given more than once. None when nothing."""
+    for name, values in query.lists():
+        if name not in allowed:
+            reads = ", ".join(sorted(allowed))
+            return f"unknown parameter {name[:40]!r}: this address reads {reads}"
+        if len(values) > 1:
+            return f"parameter {name!r} is given {len(values)} times: give it once"
     return None

@@ -1,7 +1,8 @@
 """Small daily bar charts, drawn on the server as inline SVG (no chart library, no script).
 
 The dashboard's view counts per day; these pure functions turn the counts into geometry
-that templates/console/dashboard/_bar_chart.html draws. Tested without a database.
+that the `bar_chart` tag (memory_console/templatetags/dashboard_charts.py) draws. Tested
+without a database.
 """
 
 from dataclasses import dataclass

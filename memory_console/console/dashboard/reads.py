@@ -1,17 +1,18 @@
 """What the dashboard shows: the last 30 days at a glance, within the user's grants.
 
 Its cost must not grow with history: every figure is a bounded window (the last 30 days,
-on ledger_created_idx and digest_recent_idx), a LIMIT on an index (recent events, alerts
-on digest_pinned_omitted_idx), the live-memory counts the database keeps per scope
-(memory_core.summaries), or, for all-time totals, the planner's estimate
-(pg_class.reltuples). The chain is not re-verified here: the page shows this person's last
-check and a button to run one.
+on ledger_created_idx), a LIMIT on an index (recent events, alerts on
+digest_pinned_omitted_idx), counts the database keeps (live memories per scope,
+memory_core.summaries; turns and alerts per hour, memory_core.turn_counts), or, for
+all-time totals, the planner's estimate (pg_class.reltuples). The chain is not re-verified
+here: the page shows this person's last check and a button to run one.
 
-The writes chart counts ledger events, which never change once appended, and the turns
-chart stored turns, whose time never changes: the days before yesterday, and each hour
-since that ended more than an hour ago, are counted once per reach and kept in the cache (a
-table every server shares); the last hour or two are counted on every view (a transaction
-still open may yet write a row dated in them).
+The turns chart, the turns figure and the alerts' total add up the hours the database keeps
+per tenant and per actor (at most 720 rows a tenant): always current, never recounted. The
+writes chart counts ledger events, which never change once appended: the days before
+yesterday, the hours since that ended more than an hour ago and the minutes after those are
+three counts per reach kept in the cache (a table every server shares); the last hour is
+counted on every view (a transaction still open may yet write a row dated in it).
 """
 
 import hashlib
@@ -25,24 +26,26 @@ from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 
 from memory_console.console.common.access import (
+    AuditReach,
     audit_reach,
     digests_for_reader,
     ledger_events_for_reader,
 )
 from memory_console.console.dashboard.charts import Series, last_days, stacked_daily_bars
-from memory_core.accounts.permissions import readable_scope_roles
+from memory_console.console.ledger.payloads import mark_payloads
 from memory_core.garden.reads import health_for_reader, open_counts
 from memory_core.ledger import checkpoints
 from memory_core.models import ProposalKind, ScopeHealth
 from memory_core.summaries import top_live_counts
+from memory_core.turn_counts import TurnReach, hours_since, turn_reach
 
 WINDOW_DAYS = 30
 AGENT_WRITES = ["memory.remembered"]
 HUMAN_WRITES = ["memory.published", "memory.corrected", "memory.promoted"]
 RECENT_EVENTS = 10
 ALERT_ROWS = 20
-# The alerts' total stops here ("more than 1,000"): when pinned policies outgrow the budget
-# every turn is an alert, and counting 30 days of them read every turn of the month.
+# The alerts' total is shown up to here ("more than 1,000"): when pinned policies outgrow
+# the budget every turn is an alert, and the exact figure says nothing more.
 ALERT_CAP = 1_000
 SCOPE_ROWS = 20
 # Estimated row counts, shown to superusers only: a tenant's people see no global sizes.
@@ -88,26 +91,22 @@ def _reach_key(reach) -> str:
 # Counts of rows dated in a period that ended at least this long ago are kept: a row is
 # dated when its transaction writes it, and no change's transaction stays open that long.
 SETTLE_MARGIN = timedelta(hours=1)
-# A turn's digest is dated and written by one statement (turns.STORE_TURN), so a minute
-# that ended this long ago has all of its turns.
-TURN_SETTLE_MARGIN = timedelta(minutes=2)
-HOUR = timedelta(hours=1)
-MINUTE = timedelta(minutes=1)
-CACHE_SECONDS = 2 * 86400
-MINUTE_CACHE_SECONDS = 2 * 3600
-
-
-def _steps(start, end, step) -> list:
-    return [start + n * step for n in range((end - start) // step)]
+# How long each span's count is kept: a little longer than it is the current one.
+DAYS_CACHED = 26 * 3600
+HOURS_CACHED = 3900
+MINUTES_CACHED = 120
 
 
 def _parts(name: str, rows, since, reach, count, margin=SETTLE_MARGIN) -> list:
-    """count() of `rows` since `since`, in parts to add up: the days before yesterday (one
-    cache entry per reach and day), each settled hour since, then each settled minute (one
-    entry per reach and hour or minute; settled: ended `margin` ago), and what is left,
-    counted on every view. A day of 60,000 turns (the bench's 1m) took 21 ms to count on
-    every view; at 200 turns a second the last hour alone is 720,000, so turns settle by
-    the minute and only the last two or three minutes are counted live."""
+    """count() of `rows` since `since`, in parts to add up: the days before yesterday, the
+    settled hours since, the settled minutes of the hour after those (settled: ended
+    `margin` ago), each counted once per reach and kept in the cache until the next one
+    replaces it, and what is left, counted on every view.
+
+    Three entries a reach, each one count: with an entry a period (up to a hundred a reach)
+    the cache table, which keeps 300 entries and then drops the first third by key, dropped
+    the days before yesterday every few views and counted a month again, and a cold start
+    counted each period by itself, a hundred queries."""
     now = timezone.now()
     today = datetime.combine(now.date(), time.min, tzinfo=UTC)
     settled = now - margin
@@ -115,28 +114,23 @@ def _parts(name: str, rows, since, reach, count, margin=SETTLE_MARGIN) -> list:
     hours_until = max(days_until, settled.replace(minute=0, second=0, microsecond=0))
     minutes_until = max(hours_until, settled.replace(second=0, microsecond=0))
     prefix = f"dashboard-{name}:{_reach_key(reach)}"
-    days_key = f"{prefix}:{since.date()}:{days_until.date()}"
-    hours = {
-        f"{prefix}:h:{h.isoformat()}": (h, HOUR) for h in _steps(days_until, hours_until, HOUR)
+    spans = {
+        f"{prefix}:{kind}:{start.isoformat()}:{end.isoformat()}": (start, end, timeout)
+        for kind, start, end, timeout in (
+            ("d", since, days_until, DAYS_CACHED),
+            ("h", days_until, hours_until, HOURS_CACHED),
+            ("m", hours_until, minutes_until, MINUTES_CACHED),
+        )
     }
-    minutes = {
-        f"{prefix}:m:{m.isoformat()}": (m, MINUTE)
-        for m in _steps(hours_until, minutes_until, MINUTE)
-    }
-    found = cache.get_many([days_key, *hours, *minutes])
-    fresh, fresh_minutes = {}, {}
-    if days_key not in found:
-        fresh[days_key] = count(rows.filter(created_at__gte=since, created_at__lt=days_until))
-    for periods, into in ((hours, fresh), (minutes, fresh_minutes)):
-        for key, (start, length) in periods.items():
-            if key not in found:
-                into[key] = count(rows.filter(created_at__gte=start, created_at__lt=start + length))
-    if fresh:
-        cache.set_many(fresh, timeout=CACHE_SECONDS)
-    if fresh_minutes:
-        cache.set_many(fresh_minutes, timeout=MINUTE_CACHE_SECONDS)
-    recent = count(rows.filter(created_at__gte=minutes_until))
-    return [*found.values(), *fresh.values(), *fresh_minutes.values(), recent]
+    found = cache.get_many(spans)
+    parts = []
+    for key, (start, end, timeout) in spans.items():
+        if key not in found:
+            found[key] = count(rows.filter(created_at__gte=start, created_at__lt=end))
+            cache.set(key, found[key], timeout=timeout)
+        parts.append(found[key])
+    parts.append(count(rows.filter(created_at__gte=minutes_until)))
+    return parts
 
 
 def _sum_days(parts) -> dict:
@@ -155,20 +149,38 @@ def _writes(events, since, reach):
     return agent, human, sum(p[2] for p in parts)
 
 
-def _count_turns(runs) -> dict:
-    return dict(
-        runs.annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(n=Count("id"))
-        .order_by()
-        .values_list("day", "n")
-    )
+def _turn_reach(reach: AuditReach) -> TurnReach:
+    if reach.everything:
+        return TurnReach(everything=True)
+    return turn_reach(reach.tokens, reach.actor_refs)
 
 
-def _turns(runs, since, reach) -> dict:
-    """The turns chart's counts since `since`: a stored turn keeps its time (erasure blanks
-    its text, never the row), so settled periods are counted once, like the writes."""
-    return _sum_days(_parts("turns", runs, since, reach, _count_turns, TURN_SETTLE_MARGIN))
+def _turns(reach: AuditReach, since) -> tuple[dict, int, datetime | None]:
+    """{day: turns} since `since`, the turns among them that left pinned memories out, and
+    the start of the newest hours that hold the ALERT_ROWS newest of those (None: none)."""
+    hours = hours_since(since, _turn_reach(reach))
+    by_day: dict = {}
+    for hour, turns, _ in hours:
+        day = hour.astimezone(UTC).date()
+        by_day[day] = by_day.get(day, 0) + turns
+    found, alerts_from = 0, None
+    for hour, _, alerts in reversed(hours):
+        if alerts:
+            found, alerts_from = found + alerts, hour
+            if found >= ALERT_ROWS:
+                break
+    return by_day, sum(alerts for _, _, alerts in hours), alerts_from
+
+
+def _alerts(user, alerts_from) -> list:
+    """The ALERT_ROWS newest turns that left pinned memories out, read back no further
+    than the hours that hold them (on digest_pinned_omitted_idx or the actors' turns)."""
+    if alerts_from is None:
+        return []
+    rows = digests_for_reader(user).filter(created_at__gte=alerts_from, pinned_omitted__gt=0)
+    # What the alerts table shows: never the turn's block, entries or query.
+    rows = rows.only("created_at", "run_id", "pinned_omitted", "stats", "actor__ref")
+    return list(rows.order_by("-created_at", "-id")[:ALERT_ROWS])
 
 
 def _live_counts(reach):
@@ -204,10 +216,7 @@ def dashboard_context(user) -> dict:
     since = _window_start(days)
     events = ledger_events_for_reader(user, reach)
     agent, human, agent_chars = _writes(events, since, reach)
-    runs = digests_for_reader(user).filter(created_at__gte=since)
-    turns = _turns(runs, since, reach)
-    omitted = runs.filter(pinned_omitted__gt=0)
-    alerts_seen = omitted.order_by().values("id")[: ALERT_CAP + 1].count()
+    turns, alerts_seen, alerts_from = _turns(reach, since)
     scopes, totals = _live_counts(reach)
     return {
         "window_days": WINDOW_DAYS,
@@ -219,24 +228,24 @@ def dashboard_context(user) -> dict:
         "human_writes": sum(human.values()),
         "agent_chars": agent_chars,
         "turn_count": sum(turns.values()),
-        "alerts": list(omitted.order_by("-created_at", "-id")[:ALERT_ROWS]),
+        "alerts": _alerts(user, alerts_from),
         "alert_count": min(alerts_seen, ALERT_CAP),
         "alerts_more": alerts_seen > ALERT_CAP,
         "scopes": scopes,
         "more_scopes": max(0, totals.scopes - len(scopes)),
         "live_human": totals.human,
         "live_agent": totals.agent,
-        "recent_events": list(events.order_by("-id")[:RECENT_EVENTS]),
+        "recent_events": mark_payloads(user, events.order_by("-id")[:RECENT_EVENTS]),
         "last_checkpoint": checkpoints.last_taken(),
         "estimates": _estimates() if reach.everything else None,
-        "garden": garden_summary(user),
+        "garden": garden_summary(user, reach),
     }
 
 
 # --- gardening (memory_core/garden/): open proposals per kind, the health report ---------
 
 
-def garden_summary(user) -> dict:
+def garden_summary(user, reach: AuditReach) -> dict:
     """Open proposals per kind (with bar widths for the chart) and the health report."""
     counts = open_counts(user)
     top = max(counts.values(), default=0)
@@ -253,7 +262,7 @@ def garden_summary(user) -> dict:
     return {
         "kinds": kinds,
         "open": sum(counts.values()),
-        "health": _health(user),
+        "health": _health(user, reach),
         "bar_width": BAR_WIDTH,
     }
 
@@ -261,24 +270,24 @@ def garden_summary(user) -> dict:
 HEALTH_FIELDS = ("live", "never_shown", "turns", "omitted", "omitting_turns", "pinned_omitted")
 
 
-def _health(user) -> dict:
+def _health(user, reach: AuditReach) -> dict:
     """health_for_reader, kept in the cache per reach and per state of the health table.
 
     The report changes only when a gardening pass rewrites the table, and a pass writes
     every row it measures with its own time: the latest time and the row count within the
     reach (one aggregate) name the state, so a view after a pass never gets the report of
-    before it. At 1m the report's two top-10 lists sort 11,200 scopes (24 ms a view)."""
-    roles = readable_scope_roles(user)
+    before it. At 1m the report's two top-10 lists sort 11,200 scopes (24 ms a view). The
+    reach is the page's (audit_reach: readable_scope_roles, asked once a view)."""
     rows = (
         ScopeHealth.objects.all()
-        if roles is None
-        else ScopeHealth.objects.filter(scope_id__in=list(roles))
+        if reach.everything
+        else ScopeHealth.objects.filter(scope_id__in=sorted(reach.scope_ids))
     )
     state = rows.aggregate(at=Max("measured_at"), n=Count("scope_id"))
     if not state["n"]:
         return health_for_reader(user)
-    reach = "all" if roles is None else ",".join(map(str, sorted(roles)))
-    digest = hashlib.sha256(f"{reach}|{state['at'].isoformat()}|{state['n']}".encode())
+    scopes = "all" if reach.everything else ",".join(map(str, sorted(reach.scope_ids)))
+    digest = hashlib.sha256(f"{scopes}|{state['at'].isoformat()}|{state['n']}".encode())
     key = f"garden-health:{digest.hexdigest()}"
     report = cache.get(key)
     if report is None:

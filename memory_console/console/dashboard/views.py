@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET
 
 from memory_console.console.common.access import console_view
 from memory_console.console.common.rendering import render_page
+from memory_console.console.dashboard.capture import capture_state
 from memory_console.console.dashboard.reads import dashboard_context
 from memory_console.console.ledger.verification import last_verification
 
@@ -15,4 +16,5 @@ from memory_console.console.ledger.verification import last_verification
 def dashboard(request):
     context = dashboard_context(request.user)
     context["verification"] = last_verification(request)
+    context["capture"] = capture_state(request.user)
     return render_page(request, "console/dashboard/dashboard.html", context)

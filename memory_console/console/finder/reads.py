@@ -147,7 +147,10 @@ def _hybrid_scope(user, f: dict) -> Scope | None:
     return scope if scope is not None and role_for(user, scope) is not None else None
 
 
-def find(user, f: dict, page: int) -> Found:
+def _matches(user, f: dict):
+    """Every match in the finder's order: (rows, count, ranked). `rows` is a list when
+    ranked (the hybrid rank's best RANKED_RESULTS), else an ordered queryset; `count` stops
+    at COUNT_CAP + 1."""
     # The stored tsvector is filtered on, never shown: not fetched with 50 rows a page.
     rows = filtered(user, f).select_related("scope", "origin_actor").defer("search")
     scope = _hybrid_scope(user, f)
@@ -155,25 +158,40 @@ def find(user, f: dict, page: int) -> Found:
         _, keys, _ = search.ranked_chain([scope.token], f["q"], RANKED_RESULTS)
         place = {key: n for n, key in enumerate(keys)}
         found = sorted(rows.filter(key__in=keys), key=lambda m: place[m.key])
-        start = (page - 1) * PAGE_SIZE
-        return Found(found[start : start + PAGE_SIZE], len(found), page, ranked=True)
+        return found, len(found), True
     if f["q"]:
         rows = rows.filter(search=SearchQuery(f["q"], config=TS_CONFIG, search_type="websearch"))
     # The matches' ids, up to the cap: the count, and (when they are few) the rows to sort.
     ids = list(rows.order_by().values_list("id", flat=True)[: COUNT_CAP + 1])
-    count = len(ids)
-    if count > COUNT_CAP:
-        page = min(page, MAX_PAGE)
-    else:
-        page = min(page, max(1, -(-count // PAGE_SIZE)))
+    if len(ids) <= COUNT_CAP:
         # Few matches (a two-word search, a rare tag): sort just those. Left to itself the
         # planner may walk memory_recent_idx newest first, filtering row by row, through
         # hundreds of thousands of rows to find 50 rare ones (0.5 s at 1m).
         rows = Memory.objects.filter(id__in=ids).select_related("scope", "origin_actor")
         rows = rows.defer("search")
+    return rows.order_by(*SORTS.get(f["sort"], SORTS["new"])), len(ids), False
+
+
+def find(user, f: dict, page: int) -> Found:
+    rows, count, ranked = _matches(user, f)
+    if ranked:
+        start = (page - 1) * PAGE_SIZE
+        return Found(rows[start : start + PAGE_SIZE], count, page, ranked=True)
+    if count > COUNT_CAP:
+        page = min(page, MAX_PAGE)
+    else:
+        page = min(page, max(1, -(-count // PAGE_SIZE)))
     start = (page - 1) * PAGE_SIZE
-    ordered = rows.order_by(*SORTS.get(f["sort"], SORTS["new"]))
-    return Found(list(ordered[start : start + PAGE_SIZE]), count, page, ranked=False)
+    return Found(list(rows[start : start + PAGE_SIZE]), count, page, ranked=False)
+
+
+def matching_uids(user, f: dict, limit: int) -> tuple[list[str], int]:
+    """The ids of the first `limit` matches in the finder's order, and the count of all
+    (at most COUNT_CAP + 1): what "every match" selects for a bulk action."""
+    rows, count, ranked = _matches(user, f)
+    if ranked:
+        return [m.uid for m in rows[:limit]], count
+    return list(rows.values_list("uid", flat=True)[:limit]), count
 
 
 def state_of(memory: Memory, now=None) -> str:

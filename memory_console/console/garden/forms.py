@@ -20,10 +20,13 @@ class GardenFilter(Filter):
 
 
 class ApproveForm(ActionForm):
-    """Approving a proposal: whether to retire the copies a promotion replaces, how a
-    conflict is resolved (invalidate unless said), and a text where one is asked for."""
+    """Approving a proposal: whether to retire the copies a promotion replaces, which live
+    value at its scope it may replace (the version's id, from the "replace the current
+    value" box; without it the service refuses to replace one), how a conflict is resolved
+    (invalidate unless said), and a text where one is asked for."""
 
     retire_copies = Checkbox()
+    replace = Text()
     resolution = Text(strip=False)
     text = Text(strip=False)
 

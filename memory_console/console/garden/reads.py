@@ -14,9 +14,10 @@ from django.utils import timezone
 
 from memory_console.console.common.access import origin_threads_for_reader
 from memory_core.accounts.permissions import readable_scope_roles
-from memory_core.garden.reads import proposals_for_reader
+from memory_core.garden.reads import Landing, landings, proposals_for_reader
 from memory_core.models import Memory, Proposal, ProposalEvidence, ProposalKind
 from memory_core.models.access import Role
+from memory_core.rules.promotion import promoted_tags
 
 # Proposals shown per kind (and per page, with a kind chosen); the count says how many there
 # are. A card in the list shows its first EVIDENCE_SHOWN pieces of evidence; the
@@ -42,6 +43,26 @@ class Card:
     # With the evidence cut to its first few (the list page), how much there is in all.
     evidence_total: int | None = None
     actor_total: int | None = None
+    # A promotion's: the live value at its scope for the key, and the open proposals that
+    # say otherwise (memory_core.garden.reads.landings).
+    landing: Landing = field(default_factory=Landing)
+
+    @property
+    def current(self) -> Memory | None:
+        return self.landing.current
+
+    @property
+    def tags_if_replaced(self) -> list[str]:
+        """The tags the new value would carry if it replaced the current one."""
+        if self.first is None:
+            return []
+        return promoted_tags(self.current.tags if self.current else [], self.first.tags)
+
+    @property
+    def read_ids(self) -> list[str]:
+        """The memory versions the card shows (for the access log)."""
+        shown = [e.memory.uid for e in self.evidence]
+        return shown + ([self.current.uid] if self.current else [])
 
     @property
     def evidence_count(self) -> int:
@@ -117,9 +138,11 @@ def cards(user, proposals, deciding: Deciding | None = None, shown=None) -> list
         user, [(m.origin_actor_id, m.origin_thread) for m in memories]
     )
     now = timezone.now()
+    landed = landings(user, proposals)
     found = []
     for proposal in proposals:
         card = Card(proposal, can_decide=deciding.may(proposal))
+        card.landing = landed.get(proposal.pk, Landing())
         if proposal.pk in totals:
             card.evidence_total = totals[proposal.pk]["pieces"]
             card.actor_total = totals[proposal.pk]["actors"]

@@ -57,7 +57,7 @@ def garden_list(request):
         Principal.for_user(user),
         "garden.read",
         200,
-        memory_ids=[e.memory.uid for c in shown for e in c.evidence],
+        memory_ids=[uid for c in shown for uid in c.read_ids],
         count=len(shown),
     )
     return response
@@ -80,7 +80,7 @@ def garden_proposal(request, uid):
         "garden.read",
         200,
         scope=card.proposal.scope.token,
-        memory_ids=[e.memory.uid for e in card.evidence],
+        memory_ids=card.read_ids,
         count=1,
     )
     return response
@@ -108,6 +108,7 @@ def garden_approve(request, uid):
         retire_copies=form["retire_copies"],
         resolution=form["resolution"],
         text=form["text"],
+        replace=form["replace"],
     )
     if decided.state == ProposalState.OBSOLETE:
         messages.warning(

@@ -24,11 +24,14 @@ class KeyFilter(Filter):
 
 class KeyCreateForm(ActionForm):
     """A new key: the scope it will reach (one the user administers), its name (checked by
-    keys.create_api_key) and an optional expiry date."""
+    keys.create_api_key), an optional expiry date and an optional actor to bind it to
+    (named as the key will name it: relative to its reach's tenant, or qualified; checked
+    by keys.create_api_key, as `create_api_key --actor` is)."""
 
     reach = Text()
     name = Text(strip=False)
     expires = Text()
+    actor = Text()
 
     def __init__(self, data, *, user, principal):
         super().__init__(data)
@@ -67,3 +70,6 @@ class KeyCreateForm(ActionForm):
         if day is None:
             raise forms.ValidationError("the expiry must be a date (YYYY-MM-DD)")
         return timezone.make_aware(datetime.combine(day, time.min))
+
+    def clean_actor(self) -> str | None:
+        return self.cleaned_data["actor"] or None

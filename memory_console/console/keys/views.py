@@ -1,6 +1,8 @@
 """The API keys page: list, create (secret shown once), pause, resume, revoke
 (docs/administrators/console.md,
-"API keys"). Each row says whether the key is live, paused, expired or revoked, when it
+"API keys"). A new key may be bound to one actor that exists inside its reach (the same
+service and rules as `create_api_key --actor`, except that the console registers nobody).
+Each row says whether the key is live, paused, expired or revoked, when it
 was last used (to keys.LAST_USED_GRANULARITY) and when it expires; above the list, the
 count of live keys per reach.
 
@@ -32,6 +34,7 @@ from memory_console.console.keys import reads
 from memory_console.console.keys.forms import KeyCreateForm, KeyFilter
 from memory_core.accounts import keys
 from memory_core.accounts.principals import Principal
+from memory_core.errors import Gone, Invalid, NotFound
 
 # The session entry that carries a new key's secret from the create POST to the one GET
 # that shows it.
@@ -82,9 +85,21 @@ def _create_invalid(request, error):
 def key_create(request):
     principal = Principal.for_user(request.user)
     form = KeyCreateForm(request.POST, user=request.user, principal=principal).cleaned()
-    key, secret = keys.create_api_key(
-        form["name"], form["reach"], principal=principal, expires_at=form["expires"]
-    )
+    try:
+        key, secret = keys.create_api_key(
+            form["name"],
+            form["reach"],
+            principal=principal,
+            actor_ref=form["actor"],
+            register_actor=False,
+            expires_at=form["expires"],
+        )
+    # Only the actor to bind can be missing or erased: a slip in the form, answered beside
+    # it (422) as the command answers it; the service logged the refusal.
+    except NotFound as error:
+        raise Invalid(f"{error.message} within the reach {form['reach'].token}") from error
+    except Gone as error:
+        raise Invalid(f"{error.message}: no key can be bound to it") from error
     # Post/redirect/get: the next GET of the page shows the secret, once (key_list).
     request.session[NEW_KEY] = {"uid": key.uid, "secret": secret}
     response = redirect(f"{reverse('console:keys')}#new-key")

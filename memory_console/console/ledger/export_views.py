@@ -13,9 +13,14 @@ JSON Lines export also ends with it. An export is access-logged when it ends (`e
 with its row count and SHA-256).
 
 Every parameter is checked before the response begins, since a stream cannot turn into
-an error once its first byte is sent: console_view's check (common/parameters.py), then
-each filter, a malformed one being a 422 here where the page ignores it (ledger/forms.py).
+an error once its first byte is sent: console_view's check (common/parameters.py); then
+that each parameter is one the export reads, given once (a misspelt filter would export
+every row); then each filter, a malformed one, one no row can hold, or an ambiguous name
+being a 422 here where the page ignores it or says so (export_forms.py, runs/forms.py).
 Refusals are `{"detail": ...}`, as scripts read them.
+
+Names are read as the user types them on the pages (common/names.py), and each page links
+its export with its filters as it applied them (export_forms.export_offer).
 """
 
 from datetime import datetime
@@ -27,13 +32,9 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from memory_console.console.common.access import audit_reach, console_view
-from memory_console.console.ledger.forms import (
-    AccessFilter,
-    LedgerFilter,
-    LedgerRange,
-    Pinned,
-    strict,
-)
+from memory_console.console.common.parameters import unexpected
+from memory_console.console.ledger.export_forms import LedgerRange, Pinned, strict
+from memory_console.console.ledger.forms import AccessFilter, LedgerFilter
 from memory_console.console.ledger.reads import (
     attribution_bundle,
     filtered_events,
@@ -53,6 +54,21 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjso
 # An attribution bundle's prompt lines at most (a line pasted from a busy prompt can have
 # been carried by many runs); the manifest says when there were more.
 MAX_BUNDLE_LINES = 5000
+
+
+# The parameters each export reads: its page's filters, and its own.
+LEDGER_PARAMETERS = frozenset(
+    [*LedgerFilter.base_fields, *LedgerRange.base_fields, *Pinned.base_fields]
+)
+ACCESS_PARAMETERS = frozenset([*AccessFilter.base_fields, *Pinned.base_fields])
+ATTRIBUTION_PARAMETERS = frozenset(AttributionQuery.base_fields)
+
+
+def _only(request, allowed) -> None:
+    """Invalid for a parameter the export does not read, or one given twice."""
+    problem = unexpected(request.GET, allowed)
+    if problem is not None:
+        raise Invalid(problem)
 
 
 def _pinned(request, model) -> tuple[int, datetime]:
@@ -131,8 +147,9 @@ def _manifest_response(request, export, records, action: str):
 
 
 def _ledger_export(request, fmt: str):
+    _only(request, LEDGER_PARAMETERS)
     upto, at = _pinned(request, LedgerEvent)
-    form = strict(LedgerFilter(request.GET))
+    form = strict(LedgerFilter(request.GET, user=request.user))
     events = filtered_events(request.user, form, now=at)
     narrowed = LedgerRange(request.GET).cleaned()
     stream, seq_from, seq_to = narrowed["stream"], narrowed["seq_from"], narrowed["seq_to"]
@@ -179,8 +196,9 @@ def ledger_manifest(request, fmt: str):
 
 
 def _access_export(request, fmt: str):
+    _only(request, ACCESS_PARAMETERS)
     upto, at = _pinned(request, AccessLog)
-    form = strict(AccessFilter(request.GET))
+    form = strict(AccessFilter(request.GET, user=request.user))
     rows = filtered_rows(request.user, form, now=at)
     values = form.values()
     filters = {
@@ -234,9 +252,8 @@ def access_manifest(request, fmt: str):
 @require_GET
 def attribution_export(request):
     user = request.user
-    pasted, run_id, actor_ref = AttributionQuery(request.GET).query()
-    if not (pasted or run_id):
-        raise Invalid("give a prompt line (?line=) or a run id (?run=)")
+    _only(request, ATTRIBUTION_PARAMETERS)
+    pasted, run_id, actor_ref = AttributionQuery(request.GET, user=user).strict_query()
     lines = attribution_lines(user, pasted, run_id, actor_ref, MAX_BUNDLE_LINES + 1)
     truncated = len(lines) > MAX_BUNDLE_LINES
     lines = lines[:MAX_BUNDLE_LINES]

@@ -1,41 +1,21 @@
-"""The ledger and access-log pages' filters (shared with their exports, which refuse a
-malformed one where the pages ignore it), the chain check's upload, and an export's pinned
-range."""
+"""The ledger and access-log pages' filters (shared with their exports, which refuse what
+the pages ignore: export_forms.py), and the chain check's upload."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django import forms
 
 from memory_console.console.common.forms import ActionForm, Text
-from memory_console.console.common.parameters import BIGINT_MAX
-from memory_core.errors import Invalid
+from memory_console.console.common.names import TypedNames
+from memory_core.ledger.kinds import EVENT_KINDS
+from memory_core.rules.scopes import REF_MAX_CHARS, SCOPE_MAX_CHARS
 
-# Offered as suggestions (a datalist); the filters match any exact value, so a kind or an
-# action added later is still filterable before anyone updates these lists.
-LEDGER_KINDS = [
-    "memory.remembered",
-    "memory.published",
-    "memory.corrected",
-    "memory.promoted",
-    "memory.pinned",
-    "memory.unpinned",
-    "memory.invalidated",
-    "memory.reinstated",
-    "memory.reverted",
-    "memory.tagged",
-    "memory.forgotten",
-    "scope.created",
-    "actor.registered",
-    "actor.put",
-    "actor.erased",
-    "actor.erase_started",
-    "actor.reopened",
-    "api_key.created",
-    "api_key.revoked",
-    "grant.set",
-    "grant.revoked",
-    "history.pruned",
-]
+# Offered as suggestions (a datalist): every kind the code writes (memory_core/ledger/kinds.py,
+# held to the services by a test). The page's filter matches any exact value; an export
+# refuses a kind that is none of these.
+LEDGER_KINDS = list(EVENT_KINDS)
+# Offered as suggestions; the filters match any exact value, so an action added later is
+# still filterable before anyone updates this list.
 ACCESS_ACTIONS = [
     "turn",
     "preview",
@@ -80,6 +60,22 @@ ACCESS_ACTIONS = [
 # The statuses that mean "refused" (docs/administrators/console.md): highlighted, countable,
 # filterable.
 REFUSED_FROM = 400
+# Every outcome an access-log row can hold, as the outcome filter offers it: the statuses
+# the services and views write, and those of the refusals they log (memory_core.errors).
+# A request without a valid API key is a 401 and is never logged, so none is offered
+# (tests/test_console_access_log.py reads the code for the statuses it can write).
+LOGGED_OUTCOMES = [
+    ("200", "200 done"),
+    ("201", "201 created"),
+    ("204", "204 done"),
+    ("403", "403 forbidden"),
+    ("404", "404 not found"),
+    ("409", "409 conflict"),
+    ("410", "410 gone (erased)"),
+    ("422", "422 invalid"),
+    ("429", "429 throttled"),
+    ("503", "503 unavailable"),
+]
 TIME_WINDOWS = {
     "1h": timedelta(hours=1),
     "24h": timedelta(hours=24),
@@ -125,32 +121,55 @@ class TimeRangeFilter(forms.Form):
         return since, self.cleaned_data.get("until")
 
 
-class LedgerFilter(TimeRangeFilter):
+class Tick(forms.Field):
+    """A checkbox filter: on, 1, true or yes is ticked; off, 0, false, no or nothing is not;
+    anything else is malformed (ignored by a page, refused by an export). A BooleanField
+    would read "off" or "maybe" as ticked."""
+
+    widget = forms.TextInput  # the value as sent (a CheckboxInput reads any text as ticked)
+    TICKED = frozenset({"on", "1", "true", "yes"})
+    UNTICKED = frozenset({"", "off", "0", "false", "no"})
+
+    def __init__(self, **options):
+        super().__init__(required=False, **options)
+
+    def to_python(self, value) -> bool:
+        text = "" if value in (None, False) else "on" if value is True else str(value)
+        text = text.strip().lower()
+        if text in self.TICKED:
+            return True
+        if text in self.UNTICKED:
+            return False
+        raise forms.ValidationError(f"{value!r} is neither on nor off")
+
+
+class LedgerFilter(TypedNames, TimeRangeFilter):
+    """`kind`, `scope` (as the user types it: relative to their tenant, common/names.py),
+    `principal`, and the time fields."""
+
+    SCOPE_FIELDS = ("scope",)
+
     kind = forms.CharField(required=False, max_length=40, strip=True)
-    scope = forms.CharField(required=False, max_length=161, strip=True)
+    scope = forms.CharField(required=False, max_length=SCOPE_MAX_CHARS, strip=True)
     principal = forms.CharField(required=False, max_length=200, strip=True)
 
 
-class AccessFilter(TimeRangeFilter):
+class AccessFilter(TypedNames, TimeRangeFilter):
+    """`principal`, `actor` (as the user types it), `action`, `outcome`, `refused`, and the
+    time fields."""
+
+    ACTOR_FIELDS = ("actor",)
+
     principal = forms.CharField(required=False, max_length=200, strip=True)
-    actor = forms.CharField(required=False, max_length=128, strip=True)
+    actor = forms.CharField(required=False, max_length=REF_MAX_CHARS, strip=True)
     action = forms.CharField(required=False, max_length=40, strip=True)
     outcome = forms.TypedChoiceField(
         required=False,
         coerce=int,
         empty_value=None,
-        choices=[
-            ("", "any outcome"),
-            ("200", "200 done"),
-            ("201", "201 created"),
-            ("204", "204 done"),
-            ("401", "401 no key"),
-            ("403", "403 forbidden"),
-            ("404", "404 not found"),
-            ("422", "422 invalid"),
-        ],
+        choices=[("", "any outcome"), *LOGGED_OUTCOMES],
     )
-    refused = forms.BooleanField(required=False)
+    refused = Tick()
 
 
 class VerifyForm(ActionForm):
@@ -161,87 +180,3 @@ class VerifyForm(ActionForm):
     checkpoint = forms.FileField(required=False, allow_empty_file=True, widget=forms.FileInput)
     public_key = forms.FileField(required=False, allow_empty_file=True, widget=forms.FileInput)
     next = Text(strip=False)
-
-
-# --- an export's own parameters (export_views.py) ------------------------------------------
-# A page ignores a malformed filter (a stale bookmark still shows the page); an export that
-# did would prove more than was asked for, every row where a window was meant: each of
-# these, and each page filter, must hold, or the export is a 422 before its first byte.
-
-# The earliest `at` an export may be pinned to (nothing here is older than the epoch).
-EARLIEST_AT = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def strict(form: forms.Form) -> forms.Form:
-    """`form` (a page's filters), every one of which must hold for an export."""
-    if not form.is_valid():
-        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        raise Invalid(f"malformed filter ({problems})")
-    return form
-
-
-class WholeNumber(forms.CharField):
-    """An optional whole number from 0 to BIGINT_MAX (None when not given)."""
-
-    def __init__(self, name: str):
-        super().__init__(required=False)
-        self.name = name
-
-    def to_python(self, value) -> int | None:
-        raw = super().to_python(value)
-        if not raw:
-            return None
-        try:
-            number = int(raw)
-        except ValueError:
-            raise forms.ValidationError(f"{self.name} must be a whole number") from None
-        if number < 0:
-            raise forms.ValidationError(f"{self.name} must not be negative")
-        if number > BIGINT_MAX:
-            raise forms.ValidationError(f"{self.name} must be at most {BIGINT_MAX}")
-        return number
-
-
-class Instant(forms.CharField):
-    """An optional ISO 8601 time with its zone, in UTC (None when not given)."""
-
-    def __init__(self):
-        super().__init__(required=False)
-
-    def to_python(self, value) -> datetime | None:
-        raw = super().to_python(value)
-        if not raw:
-            return None
-        try:
-            at = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-        except ValueError:
-            raise forms.ValidationError("at must be an ISO 8601 time") from None
-        if at.tzinfo is None:
-            raise forms.ValidationError("at must name its time zone")
-        try:
-            at = at.astimezone(UTC)
-        except OverflowError:
-            at = None
-        # Relative windows are measured back from `at`: it must leave room for them.
-        if at is None or at < EARLIEST_AT:
-            raise forms.ValidationError(
-                f"at must lie between {EARLIEST_AT:%Y-%m-%d} and 9999-12-31"
-            )
-        return at
-
-
-class Pinned(ActionForm):
-    """What an export is pinned to (a manifest, or a repeated export): `upto`, the highest
-    row id it covers, and `at`, the instant relative windows are measured back from."""
-
-    upto = WholeNumber("upto")
-    at = Instant()
-
-
-class LedgerRange(ActionForm):
-    """A ledger export's own narrowing, beside the page's filters: one stream, a range of
-    sequence numbers."""
-
-    stream = Text()
-    seq_from = WholeNumber("seq_from")
-    seq_to = WholeNumber("seq_to")

@@ -118,6 +118,10 @@ def checkpoint_summary(upload, key_upload, reach) -> dict:
     }
 
 
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
 def _checkpoint_message(summary: dict) -> str:
     checkpoint = summary["checkpoint"]
     against = (
@@ -126,10 +130,11 @@ def _checkpoint_message(summary: dict) -> str:
     )
     if summary["ok"]:
         skipped = checkpoint["skipped"]
-        others = f"; {skipped} stream(s) outside your grants not checked" if skipped else ""
+        others = f"; {_count(skipped, 'stream')} outside your grants not checked" if skipped else ""
+        heads = checkpoint["heads"]
         return (
-            f"ok: {summary['count']} events; {checkpoint['heads']} checkpointed head(s) "
-            f"hold ({against}){others}"
+            f"ok: {_count(summary['count'], 'event')}; {_count(heads, 'checkpointed head')} "
+            f"{'holds' if heads == 1 else 'hold'} ({against}){others}"
         )
     broken = summary["broken"]
     if broken is not None and not broken["readable"]:
@@ -150,9 +155,9 @@ def verification_message(summary: dict) -> str:
     if summary.get("checkpoint"):
         return _checkpoint_message(summary)
     if summary["ok"]:
-        return f"ok: {summary['count']} events"
+        return f"ok: {_count(summary['count'], 'event')}"
     broken, count = summary["broken"], summary["count"]
-    before = f"{count} event{'s' if count != 1 else ''} before it verified"
+    before = f"{_count(count, 'event')} before it verified"
     if broken["readable"]:
         where = (
             f"event {broken['id']} (stream {broken['stream']}, seq {broken['seq']}, "

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memory_console.console.common.cursors import section_cursors, section_links
 from memory_console.console.common.rendering import render_page
+from memory_console.console.ledger.payloads import mark_payloads
 from memory_console.console.memories import reads
 from memory_core.accounts.permissions import can_administer, role_for
 from memory_core.accounts.principals import Principal
@@ -70,7 +71,7 @@ def memory_context(request, memory: Memory, *, errors=None, posted=None) -> dict
         and role_for(user, memory.promoted_from.scope) is not None,
         "targets": targets,
         "embedding": reads.embedding(memory),
-        "ledger_events": reads.ledger_events(memory, uids),
+        "ledger_events": mark_payloads(user, reads.ledger_events(memory, uids)),
         "access": _paged(request, memory, reads.access_rows(uids), "access_"),
         "runs": _paged(request, memory, reads.carrying_lines(user, uids), "runs_"),
         "errors": errors or {},

@@ -30,6 +30,7 @@ from memory_console.console.common.actions import Notice, error_text, htmx_actio
 from memory_console.console.common.rendering import wants_fragment
 from memory_console.console.memories.forms import (
     CorrectForm,
+    ExpiryForm,
     ForgetForm,
     InvalidateForm,
     RepublishForm,
@@ -199,6 +200,24 @@ def tags(request, uid):
     tags = TagsForm(request.POST).cleaned()["tags"]
     curation.set_tags(memory, tags, principal=Principal.for_user(request.user))
     return _done(request, memory, "Tags saved.")
+
+
+@memory_action(invalid=_invalid)
+def expiry(request, uid):
+    """Set when the memory stops reaching prompts (curation.set_expiry)."""
+    memory = memory_for_reader(request.user, uid, action="expiry.set")
+    expires_at = ExpiryForm(request.POST).cleaned()["expires_at"]
+    live = curation.set_expiry(memory, expires_at, principal=Principal.for_user(request.user))
+    when = live.expires_at.strftime("%Y-%m-%d %H:%M")
+    return _done(request, memory, f"It expires at {when} UTC: from then on it is in no prompt.")
+
+
+@memory_action
+def expiry_clear(request, uid):
+    """The memory never expires (curation.clear_expiry)."""
+    memory = memory_for_reader(request.user, uid, action="expiry.clear")
+    curation.clear_expiry(memory, principal=Principal.for_user(request.user))
+    return _done(request, memory, "Expiry cleared: it never expires.")
 
 
 @memory_action(invalid=_invalid)

@@ -23,12 +23,17 @@ Attribution: paste a line an agent was given (or a run id) and trace it. For eve
 readable run whose prompt carried the line: the memory version behind it, that memory's
 whole version chain, its origin, and the conversation that taught it with the originating
 run's messages highlighted. A pruned conversation is "origin no longer resolves", never an
-error; a forgotten memory shows when and by whom, and no text. `?line=` is matched by
+error; a forgotten memory shows when and by whom, and no text. The page links its export
+(`/exports/attribution.jsonl`) with the same query. `?line=` is matched by
 equality on the exact forms a stored line can take
 (memory_core.ledger.attribution.lines_showing), an index probe on the hash of
 DigestLine.text; `?run=` (with an optional `?actor=`, since run ids are unique per actor
 only) traces every line of a run. The pasted text is never written to the access log: it
 is a fact.
+
+Every `?actor=` here, and a pasted line's `[scope]`, is a name as the user types it
+(common/names.py): relative to their tenant when their grants lie in one; an ambiguous bare
+name is said so above the results.
 """
 
 from django.views.decorators.http import require_GET
@@ -40,6 +45,7 @@ from memory_console.console.common.access import (
 )
 from memory_console.console.common.cursors import cursor_id, newest_first
 from memory_console.console.common.rendering import render_page
+from memory_console.console.runs import capture
 from memory_console.console.runs.forms import (
     ActorFilter,
     AttributionQuery,
@@ -77,14 +83,21 @@ MAX_LINES = 100
 @console_view
 @require_GET
 def run_list(request):
-    filters = RunFilter(request.GET).values()
+    form = RunFilter(request.GET, user=request.user)
+    filters = form.values()
     actor_ref = filters["actor"]
     runs, older, paged = recent_runs(request.user, actor_ref, filters["before"])
     states = thread_states(runs)
     for digest in runs:
         digest.kept = kept(digest)
         digest.thread_state = states[digest.id]
-    context = {"runs": runs, "older": older, "paged": paged, "actor_ref": actor_ref}
+    context = {
+        "runs": runs,
+        "older": older,
+        "paged": paged,
+        "actor_ref": actor_ref,
+        "name_problems": form.name_problems,
+    }
     response = render_page(
         request, "console/runs/runs.html", context, fragment="console/runs/_run_rows.html"
     )
@@ -138,13 +151,14 @@ def thread_list(request):
     """Conversations the user may read, newest first (by when the thread began), paged by
     id cursors like the ledger; `?actor=<ref>` keeps one actor's (thread_actor_recent_idx).
     """
-    actor_ref = ActorFilter(request.GET).values()["actor"]
+    form = ActorFilter(request.GET, user=request.user)
+    actor_ref = form.values()["actor"]
     page = newest_first(
         readable_threads(request.user, actor_ref),
         before=cursor_id(request.GET.get("before")),
         after=cursor_id(request.GET.get("after")),
     )
-    context = {"page": page, "actor_ref": actor_ref}
+    context = {"page": page, "actor_ref": actor_ref, "name_problems": form.name_problems}
     response = render_page(
         request, "console/runs/threads.html", context, fragment="console/runs/_thread_rows.html"
     )
@@ -163,7 +177,7 @@ def thread_list(request):
 @require_GET
 def thread_detail(request, thread_id):
     user = request.user
-    filters = ThreadFilter(request.GET).values()
+    filters = ThreadFilter(request.GET, user=user).values()
     actor_ref = filters["actor"] or None
     highlight = filters["run"] or None
     before = filters["before"] or None
@@ -180,6 +194,7 @@ def thread_detail(request, thread_id):
         return render_page(request, "console/runs/thread.html", context)
     more_threads = len(threads) > MAX_THREADS
     pages = [thread_page(thread, before, highlight) for thread in threads[:MAX_THREADS]]
+    capture.attach(user, pages)  # what was extracted from each (runs/capture.py)
     context = {
         "thread_id": thread_id,
         "actor_ref": actor_ref,
@@ -203,7 +218,7 @@ def thread_detail(request, thread_id):
             200,
             actor_ref=page.thread.actor.ref,
             scope=actor_scope(page.thread.actor.ref),
-            memory_ids=[m.uid for g in page.groups for m in g.learned],
+            memory_ids=[m.uid for g in page.groups for m in g.learned] + capture.shown(page),
             count=page.count,
             detail={"thread": page.thread.ref},
         )
@@ -217,7 +232,8 @@ def thread_detail(request, thread_id):
 @require_GET
 def attribution(request):
     user = request.user
-    pasted, run_id, actor_ref = AttributionQuery(request.GET).query()
+    form = AttributionQuery(request.GET, user=user)
+    pasted, run_id, actor_ref = form.query()
     searched = bool(pasted or run_id)
     lines = attribution_lines(user, pasted, run_id, actor_ref, MAX_LINES + 1) if searched else []
     truncated = len(lines) > MAX_LINES
@@ -233,6 +249,8 @@ def attribution(request):
         "traces": traces,
         "truncated": truncated,
         "max_lines": MAX_LINES,
+        "name_problems": form.name_problems,
+        "export": form.export_offer() if searched else None,
     }
     response = render_page(
         request,

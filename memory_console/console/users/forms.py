@@ -3,7 +3,7 @@ UserCreationForm, password validators included."""
 
 from django import forms
 
-from memory_console.console.common.forms import ActionForm, Bounded, Filter, Text
+from memory_console.console.common.forms import ActionForm, Bounded, Checkbox, Filter, Text
 from memory_core.models import Scope
 
 
@@ -49,3 +49,9 @@ class PasswordForm(ActionForm):
         if values.get("password1") != values.get("password2"):
             raise forms.ValidationError("the two passwords differ")
         return values
+
+
+class DeactivateForm(ActionForm):
+    """`confirm`: sent by the confirmation step's button; without it nothing changes."""
+
+    confirm = Checkbox()

@@ -6,6 +6,7 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch
 
 from memory_console.console.common.forms import PAGE_SIZE
+from memory_core.errors import NotFound
 from memory_core.models import Scope, ScopeGrant
 
 
@@ -37,3 +38,11 @@ def listing(query: str, number: int) -> dict:
             Scope.objects.exclude(token__startswith="actor:").values_list("token", flat=True)
         ),
     }
+
+
+def person(username: str):
+    """The user `username` (for a superuser, who sees every user), or NotFound."""
+    found = get_user_model().objects.filter(username=username).first()
+    if found is None:
+        raise NotFound(f"no user {username!r}")
+    return found

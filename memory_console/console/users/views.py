@@ -3,12 +3,14 @@
 docs/administrators/console.md: "Grants are managed on a Users page (superusers)". The page's
 existence is no
 secret, so a logged-in non-superuser gets a 403 page and an access-log row, not a 404.
-Grants change through memory_core.accounts.grants (which checks again and writes the ledger);
-creating a user is Django's own UserCreationForm, password validators included.
+Grants change through memory_core.accounts.grants (which checks again and writes the ledger).
 Deactivating, reactivating and setting a new password go through memory_core.accounts.users (one
 audited change each, ledger event and access-log row, no password material in either).
-The list is paged and searched by username; revoking a grant has a confirmation step
-(a <details> that opens the form, so it needs no JavaScript).
+The list is paged and searched by username; revoking a grant and deactivating a user have
+a confirmation step (a <details> that opens the form, so it needs no JavaScript), and a
+deactivation POSTed without its confirmation is answered with the question, changing
+nothing. Creating a user goes through memory_core.accounts.users too (a `user.created`
+ledger event), after Django's UserCreationForm has checked the form.
 """
 
 from django.contrib import messages
@@ -27,6 +29,7 @@ from memory_console.console.common.methods import post_only
 from memory_console.console.common.rendering import render_page, wants_fragment
 from memory_console.console.users import reads
 from memory_console.console.users.forms import (
+    DeactivateForm,
     GrantForm,
     GrantRevokeForm,
     PasswordForm,
@@ -102,13 +105,15 @@ def user_create(request):
     form = UserCreationForm(request.POST)
     if not form.is_valid():
         return _render_users(request, new_user_form=form, status=422)
-    person = form.save()
-    access_log.record(
-        Principal.for_user(request.user),
-        "user.create",
-        201,
-        detail={"user": person.get_username()},
-    )
+    try:
+        person = users.create_user(
+            form.cleaned_data["username"],
+            form.cleaned_data["password1"],
+            principal=Principal.for_user(request.user),
+        )
+    except Invalid as error:  # the same name, created a moment ago by someone else
+        form.add_error(None, error.message)
+        return _render_users(request, new_user_form=form, status=422)
     messages.success(
         request,
         f"Created {person.get_username()}. They see nothing until you give them a grant.",
@@ -124,9 +129,25 @@ def _user_invalid(request, error, username):
 @console_view(invalid=_user_invalid)
 def user_deactivate(request, username):
     require_superuser(request.user, "user.deactivate")
+    if not DeactivateForm(request.POST).cleaned()["confirm"]:
+        return _confirm_deactivation(request, username)
     users.set_active(username, False, principal=Principal.for_user(request.user))
     messages.success(request, f"Deactivated {username}: they cannot log in until reactivated.")
     return redirect("console:users")
+
+
+def _confirm_deactivation(request, username):
+    """A deactivation POSTed without its confirmation (a stale page, a script, a form
+    without JavaScript's <details>): the question, asked on a page of its own; nothing is
+    changed. Refusals are those of the deactivation itself, logged the same way."""
+    with access_log.refusals_logged(Principal.for_user(request.user), "user.deactivate"):
+        person = reads.person(username)
+        if person.pk == request.user.pk:
+            raise Invalid("you cannot deactivate yourself")
+    if not person.is_active:
+        messages.info(request, f"{username} is already inactive.")
+        return redirect("console:users")
+    return render_page(request, "console/users/deactivate_confirm.html", {"person": person})
 
 
 @post_only("console:users")

@@ -22,7 +22,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from gunicorn.app.base import BaseApplication
 
-from memory_console.demo import DemoConflict, fresh_demo_login, load_demo
+from memory_console import capture_process
+from memory_console.demo import DemoConflict, load_demo, rerun_notice
 from memory_core.db.privileges import OWNER_ALIAS
 from memory_core.recall import providers
 
@@ -199,7 +200,11 @@ class Command(BaseCommand):
             )
         self.stdout.write("Press Ctrl-C to stop.")
         self.stdout.flush()
-        ConsoleApplication(gunicorn_options(host, port, workers, threads)).run()
+        capture_worker = capture_process.start(self.stdout)  # with extraction on only
+        try:
+            ConsoleApplication(gunicorn_options(host, port, workers, threads)).run()
+        finally:
+            capture_process.stop(capture_worker)
 
     def _demo(self) -> None:
         try:
@@ -207,13 +212,10 @@ class Command(BaseCommand):
         except DemoConflict as error:
             raise CommandError(f"cannot load the demo: {error}") from error
         if not result["loaded"]:
+            # Users, their passwords and their sessions stay as they are (demo.rerun_notice).
             self.stdout.write("The demo organisation is already loaded (tenant:acme exists).")
-            login = fresh_demo_login()
-            if login is not None:
-                self.stdout.write(
-                    f"Console login (a new password for the demo superuser): "
-                    f"{login['username']} {login['password']}"
-                )
+            for line in rerun_notice():
+                self.stdout.write(line)
             return
         self.stdout.write("Demo organisation loaded. Console logins:")
         for login in result["logins"]:
