@@ -81,6 +81,25 @@ if MEMORY_EMBEDDER == "http" and not (
         "MEMORY_EMBEDDER_MODEL and MEMORY_EMBEDDER_DIMS"
     )
 
+# Capture (memory_core/capture/, docs/agents/capture.md): an OpenAI-compatible chat model
+# that reads a thread's new messages and writes what it finds through `remember`. Off unless
+# asked for. MEMORY_EXTRACT_EVERY=N queues an extraction after every N new messages of a
+# thread (0: only when asked, POST /threads/{id}/extract or import_conversations --extract).
+MEMORY_EXTRACTOR = env_choice("MEMORY_EXTRACTOR", "none", ("none", "http"))
+MEMORY_EXTRACTOR_URL = env_str("MEMORY_EXTRACTOR_URL", "")
+MEMORY_EXTRACTOR_MODEL = env_str("MEMORY_EXTRACTOR_MODEL", "")
+MEMORY_EXTRACTOR_KEY = env_str("MEMORY_EXTRACTOR_KEY", "")
+MEMORY_EXTRACTOR_TIMEOUT = env_float("MEMORY_EXTRACTOR_TIMEOUT", 60.0, minimum=0.05, maximum=600)
+MEMORY_EXTRACTOR_RETRIES = env_int("MEMORY_EXTRACTOR_RETRIES", 1, minimum=0, maximum=5)
+MEMORY_EXTRACTOR_COOLDOWN = env_float("MEMORY_EXTRACTOR_COOLDOWN", 30.0, minimum=0, maximum=3600)
+MEMORY_EXTRACT_MAX = env_int("MEMORY_EXTRACT_MAX", 10, minimum=1, maximum=100)
+MEMORY_EXTRACT_EVERY = env_int("MEMORY_EXTRACT_EVERY", 0, minimum=0, maximum=10_000)
+if MEMORY_EXTRACTOR == "http" and not (MEMORY_EXTRACTOR_URL and MEMORY_EXTRACTOR_MODEL):
+    raise ImproperlyConfigured(
+        "MEMORY_EXTRACTOR=http needs MEMORY_EXTRACTOR_URL (an OpenAI-compatible base URL, "
+        "e.g. http://localhost:11434/v1) and MEMORY_EXTRACTOR_MODEL"
+    )
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -43,7 +43,7 @@ _AS_GIVEN = object()  # log(): keep the actor_ref / scope given to audited()
 # What a change runs inside, written into every ledger event's payload and the access-log
 # row's detail, so each memory's own change says what it was part of: `bulk`, the bulk action
 # (memory_core/bulk.py); `proposal`, the gardening proposal whose approval runs it
-# (memory_core/garden/).
+# (memory_core/garden/); `extraction`, the capture that wrote it (memory_core/capture/).
 _TAGS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("change_tags", default=())
 
 
@@ -64,6 +64,12 @@ def in_bulk(bulk_id: str):
 def for_proposal(proposal_uid: str):
     """Every change made inside is tagged `proposal: <uid>` (ledger payload, access log)."""
     return _tagged("proposal", proposal_uid)
+
+
+def in_extraction(extraction_uid: str):
+    """Every change made inside is tagged `extraction: <uid>` (ledger payload, access log):
+    each memory capture writes says which extraction wrote it (memory_core/capture/)."""
+    return _tagged("extraction", extraction_uid)
 
 
 def _tags() -> dict:

@@ -39,3 +39,23 @@ class Gone(DomainError):
 
     status = 410
     reason = "gone"
+
+
+class Conflict(DomainError):
+    """The request cannot be served in the server's present configuration (409): e.g. an
+    extraction asked of a server with no extractor."""
+
+    status = 409
+    reason = "conflict"
+
+
+class Unavailable(DomainError):
+    """Something the request needs beyond the database (the extractor's model) cannot be
+    used now: nothing was changed; try again after `retry_after` seconds (503)."""
+
+    status = 503
+    reason = "unavailable"
+
+    def __init__(self, message: str, *, retry_after: int, reason: str | None = None):
+        super().__init__(message, reason=reason)
+        self.retry_after = max(1, int(retry_after))

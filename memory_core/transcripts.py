@@ -7,6 +7,7 @@ fields, and every surface reports "origin no longer resolves" instead of failing
 from django.db import connection, transaction
 
 from memory_core.actors import global_scope
+from memory_core.capture import queue as capture_queue
 from memory_core.changes import audited
 from memory_core.errors import Invalid
 from memory_core.models import Actor, LedgerEvent, Message, Thread
@@ -88,6 +89,9 @@ def record_message(
             raise Invalid(f"role must be one of {', '.join(Role.values)}")
         thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
         message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)
+        # Capture's automatic queue (MEMORY_EXTRACT_EVERY): queued here, extracted by a
+        # worker, never inside this request.
+        capture_queue.maybe_enqueue(thread)
         change.log(201, count=1, detail={"chars": len(text), "role": role})
     return message
 

@@ -82,7 +82,27 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         "embed_ms",
         "reembed",
         "garden",
+        "capture",
     }
+    capture = report["capture"]
+    assert set(capture) == {
+        "threads",
+        "messages",
+        "memories",
+        "seconds",
+        "messages_per_s",
+        "model_requests",
+        "turn_busy",
+        "remember_busy",
+        "busy_threads",
+        "busy_messages",
+        "busy_memories",
+        "busy_throughout",
+    }
+    assert capture["messages"] == capture["threads"] * 8 and capture["messages_per_s"] > 0
+    assert capture["memories"] > 0 and capture["busy_messages"] == capture["busy_threads"] * 8
+    for name in ("turn_busy", "remember_busy"):
+        assert set(capture[name]) == OP_FIELDS and capture[name]["n"] == 6
     assert set(report["garden"]) == {"seconds", "memories", "proposals"}
     assert report["garden"]["memories"] > 0 and report["garden"]["seconds"] >= 0
     assert report["embed_ms"] == report["ops"]["embed"]["p50_ms"] > 0

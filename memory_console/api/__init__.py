@@ -19,7 +19,7 @@ from ninja.parser import Parser
 from memory_console import unavailable
 from memory_console.api import actors, health, memories, threads, turns
 from memory_console.api.auth import ApiKeyBearer
-from memory_core.errors import DomainError
+from memory_core.errors import DomainError, Unavailable
 from memory_core.ledger import access_log
 
 logger = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ ACTIONS = {
     ("PUT", "put_actor"): "actor.put",
     ("GET", "put_actor"): "actor.get",
     ("POST", "post_message"): "message",
+    ("POST", "extract_thread"): "extract",
 }
 
 
@@ -96,7 +97,10 @@ api.add_router("/health", health.router)
 
 @api.exception_handler(DomainError)
 def domain_error(request, error: DomainError):
-    return api.create_response(request, {"detail": error.message}, status=error.status)
+    response = api.create_response(request, {"detail": error.message}, status=error.status)
+    if isinstance(error, Unavailable):
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 @api.exception_handler(ValidationError)

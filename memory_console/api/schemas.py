@@ -187,6 +187,10 @@ class MessageIn(RequestBody):
     text: MessageText
 
 
+class ExtractIn(RequestBody):
+    actor: ActorRef
+
+
 # --- responses --------------------------------------------------------------------------
 
 
@@ -292,6 +296,20 @@ class MessageOut(Schema):
     run_id: str | None
     role: Literal["user", "assistant", "tool"]
     created_at: str
+
+
+class ExtractOut(Schema):
+    written: list[MemoryOut] = Field(
+        description="The memory versions this extraction wrote (at actor:<actor>, authored agent)."
+    )
+    unchanged: int = Field(description="Items whose key already held exactly that fact.")
+    dropped: int = Field(
+        description="Items not written: malformed, breaking the key or fact rules, holding a "
+        "credential, a key listed twice, or past MEMORY_EXTRACT_MAX."
+    )
+    watermark: str | None = Field(
+        description="The last message read (a message id), so far; null when none was."
+    )
 
 
 class HealthOut(Schema):

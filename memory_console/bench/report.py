@@ -155,6 +155,10 @@ def table(report: dict) -> str:
         from memory_console.bench.garden import line
 
         lines.append(line(report["garden"]))
+    if report.get("capture"):
+        from memory_console.bench.capture import line as capture_line
+
+        lines.append(capture_line(report["capture"], ops))
     for name, p in (report.get("throughput_pooled") or {}).items():
         lines.append(
             f"throughput ({'no prepared statements' if name == 'unprepared' else 'via PgBouncer'}"

@@ -422,6 +422,10 @@ def main(argv=None) -> int:
         throughput_fresh = saturated_turns(
             app.port, secret, actors, args, rng, keep_alive=False, processes=processes
         )
+        _say("Capture: messages/s with the scripted model, then turn and remember beside it ...")
+        from memory_console.bench import capture
+
+        captured = capture.measure(app, secret, actors, args, rng, log.parent)
     _say("Turns without prepared statements, then through PgBouncer (transaction mode) ...")
     from memory_console.bench.pooled import pooled_throughput
 
@@ -453,6 +457,7 @@ def main(argv=None) -> int:
         "throughput": throughput,
         "throughput_fresh": throughput_fresh,
         "garden": gardened,
+        "capture": captured,
     }
     if pooled is not None:
         result["throughput_pooled"] = pooled

@@ -57,6 +57,9 @@ class Message(models.Model):
             models.Index(fields=["thread", "-created_at", "-id"], name="message_thread_recent_idx"),
             # Attribution highlights the messages of one run inside a thread.
             models.Index(fields=["thread", "run_id"], name="message_thread_run_idx"),
+            # Capture reads a thread's messages after its watermark (a message id), and the
+            # automatic queue counts them when a message arrives (memory_core/capture/).
+            models.Index(fields=["thread", "id"], name="message_thread_id_idx"),
         ]
         triggers = [
             erased_actor_guard(

@@ -42,3 +42,7 @@ def api_key_id() -> str:
 
 def proposal_id() -> str:
     return new_id("prop")
+
+
+def extraction_id() -> str:
+    return new_id("ext")
