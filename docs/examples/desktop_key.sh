@@ -1,0 +1,1 @@
+python manage.py create_api_key --name "u1's desktop" --reach tenant:acme --actor u1
