@@ -55,6 +55,8 @@ def test_opening_a_scope_with_the_keyboard_keeps_focus_on_its_toggle(page, org, 
     page.keyboard.press("Enter")
     expect(page.locator('#scope-rows a[href="/scopes/team:acme/ops/"]')).to_be_visible()
     assert page.url.endswith("/scopes/")  # swapped in place
+    # The rows are in before htmx settles the swap; focus is placed once it has.
+    page.wait_for_function("document.activeElement && document.activeElement !== document.body")
     now = focus(page)
     assert now["tag"] != "BODY"
     assert f"scope-row-{org.acme.id}" in now["path"] and now["expanded"] == "true", now

@@ -159,7 +159,9 @@ def test_a_person_reinstates_what_the_model_invalidated(client, org, users, note
     response = client.post(f"/memories/{note['id']}/reinstate/")
     assert response.status_code == 302
     back = Memory.objects.live().get(key="city")
-    assert (back.text, back.author, back.supersedes.uid) == ("lives in Porto", "human", note["id"])
+    # Reinstating undoes the invalidation: the agent's conclusion stays the agent's (the
+    # ledger names the person who reinstated it).
+    assert (back.text, back.author, back.supersedes.uid) == ("lives in Porto", "agent", note["id"])
     shown = ok(client, org.acme_secret, "memory_context", {"run_id": "r3"})
     assert back.uid in {line["memory_id"] for line in shown["lines"]}
 
