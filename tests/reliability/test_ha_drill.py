@@ -31,6 +31,21 @@ def _needs(what: str, present: bool) -> None:
     pytest.skip(f"{what} is missing")
 
 
+LOGS = PROJECT / "bench-results" / "ha-drill-logs"
+
+
+def _keep_logs(cluster: Path) -> None:
+    """The agents', etcd's and the app servers' logs of a failed drill, before its directory
+    goes."""
+    shutil.rmtree(LOGS, ignore_errors=True)
+    for path in cluster.rglob("*"):
+        wanted = path.suffix in {".log", ".out", ".yml"} or path.parent.name == "log"
+        if path.is_file() and wanted:
+            target = LOGS / path.relative_to(cluster)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+
+
 def test_a_failover_under_load_loses_and_duplicates_no_acknowledged_write():
     _needs("etcd (apt-get install etcd-server)", shutil.which("etcd") is not None)
     try:
@@ -66,7 +81,9 @@ def test_a_failover_under_load_loses_and_duplicates_no_acknowledged_write():
             timeout=900,
         )
         said = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        assert out.exists(), f"no result; the drill said:\n{said}"
+        if not out.exists():
+            _keep_logs(directory / "cluster")
+        assert out.exists(), f"no result; the drill said:\n{said}\n(logs in {LOGS})"
         result = json.loads(out.read_text())
         assert result["acknowledged"] > 0
         assert result["lost"] == 0, result
