@@ -82,28 +82,24 @@ def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
 #
 # `live` reads only columns memory_one_live_per_scope_key carries (an index-only scan); the
 # text and the rest are read from the heap for the kept keys' rows alone.
-SELECTED_IN_CHAIN = """
-    WITH live AS MATERIALIZED (
-        SELECT s.token, m.key, m.pinned, m.created_at, m.expires_at, c.rank, m.id
+# With a query (search.py), the same statement ranks the chain's keys first (`ranked`:
+# key, place) and takes them after the pinned keys and before the rest, as select() does
+# with relevant keys; it then reads the columns the ranking needs from the heap as well.
+LIVE_COLUMNS = "s.token, m.key, m.pinned, m.created_at, m.expires_at, c.rank, m.id"
+LIVE_IN_CHAIN_RANKED = """
         FROM unnest(%(chain)s::text[]) WITH ORDINALITY AS c(token, rank)
         JOIN memory_core_scope s ON s.token = c.token
         JOIN memory_core_memory m ON m.scope_id = s.id
         WHERE m.retired_at IS NULL
           AND (m.expires_at IS NULL OR m.expires_at > now())
-    ), keyed AS MATERIALIZED (
-        -- A key's narrowest row is its winner: one live row per (scope, key), so one per
-        -- rank (memory_one_live_per_scope_key).
-        SELECT key, min(rank) AS rank, bool_or(pinned) AS pinned FROM live GROUP BY key
-    ), kept AS (
-        SELECT k.key
-        FROM keyed k JOIN live w ON w.key = k.key AND w.rank = k.rank
-        ORDER BY k.pinned DESC, k.rank, w.created_at DESC, k.key COLLATE "C"
-        LIMIT %(room)s
-    ), counts AS (
-        SELECT count(*) AS offered, count(*) FILTER (WHERE pinned) AS pinned_keys FROM keyed
-    )
-    -- The counts come back even when nothing is kept (a row of nulls beside them); each
-    -- kept row with what the API shows of it (as SHAPE_ROWS reads it).
+"""
+# A key's narrowest row is its winner: one live row per (scope, key), so one per rank
+# (memory_one_live_per_scope_key).
+KEYED = "SELECT key, min(rank) AS rank, bool_or(pinned) AS pinned FROM live GROUP BY key"
+COUNTS = "SELECT count(*) AS offered, count(*) FILTER (WHERE pinned) AS pinned_keys FROM keyed"
+# The counts come back even when nothing is kept (a row of nulls beside them); each kept
+# row with what the API shows of it (as SHAPE_ROWS reads it), then `extra` columns.
+KEPT_ROWS = """
     SELECT m.uid, l.token, l.key, m.text, m.author, l.pinned, l.created_at, l.expires_at,
            counts.offered, counts.pinned_keys,
            m.id, m.tags, m.origin_user, oa.ref, m.origin_thread, m.origin_run,
@@ -111,7 +107,7 @@ SELECTED_IN_CHAIN = """
            EXISTS (
                SELECT 1 FROM memory_core_thread t
                WHERE t.actor_id = m.origin_actor_id AND t.ref = m.origin_thread
-           )
+           ){extra}
     FROM counts
     LEFT JOIN (
         kept
@@ -121,6 +117,19 @@ SELECTED_IN_CHAIN = """
         LEFT JOIN memory_core_memory sup ON sup.id = m.supersedes_id
     ) ON true
 """
+SELECTED_IN_CHAIN = f"""
+    WITH live AS MATERIALIZED (
+        SELECT {LIVE_COLUMNS} {LIVE_IN_CHAIN_RANKED}
+    ), keyed AS MATERIALIZED ({KEYED}
+    ), kept AS (
+        SELECT k.key
+        FROM keyed k JOIN live w ON w.key = k.key AND w.rank = k.rank
+        ORDER BY k.pinned DESC, k.rank, w.created_at DESC, k.key COLLATE "C"
+        LIMIT %(room)s
+    ), counts AS ({COUNTS}
+    )
+    {KEPT_ROWS.format(extra="")}
+"""
 
 
 def chain_selection(chain, max_lines: int) -> tuple[Selection, dict[str, ShapeRow]]:
@@ -129,26 +138,36 @@ def chain_selection(chain, max_lines: int) -> tuple[Selection, dict[str, ShapeRo
     of each (shape_rows of the entries' shown_ids), from the same statement."""
     room = max(0, max_lines)
     rows = prepared.fetch_all(SELECTED_IN_CHAIN, {"chain": list(chain), "room": room})
+    return selection_of(chain, rows, room)
+
+
+def selection_of(
+    chain, rows, room: int, places: dict[str, int] | None = None
+) -> tuple[Selection, dict[str, ShapeRow]]:
+    """The Selection and shapes of the rows of SELECTED_IN_CHAIN, or of search.py's ranked
+    variant (`places`: each ranked key's place; select()'s relevant keys)."""
     kept_rows = [row for row in rows if row[0] is not None]
     kept = resolve([Record(*row[:8]) for row in kept_rows], chain, now=timezone.now())
     offered, pinned_keys = rows[0][8], rows[0][9]
     omitted = offered - len(kept)
+    recalled = sum(1 for e in kept if not e.pinned and e.key in places) if places else 0
     stats = SelectionStats(
         offered=offered,
         omitted=omitted,
         pinned_omitted=max(0, pinned_keys - room),
-        recalled=0,
-        partial=omitted > 0,
+        recalled=recalled,
+        partial=omitted > 0 or recalled > 0,
     )
     shown = shown_ids(kept)
-    shapes = {row[0]: _shape_row(row) for row in kept_rows if row[0] in shown}
+    shapes = {row[0]: shape_row_of(row) for row in kept_rows if row[0] in shown}
     return Selection(kept=tuple(kept), stats=stats), shapes
 
 
-def _shape_row(row) -> ShapeRow:
-    """A ShapeRow from a row of SELECTED_IN_CHAIN (its record, counts, then shape columns)."""
+def shape_row_of(row) -> ShapeRow:
+    """A ShapeRow from a row of SELECTED_IN_CHAIN (its record, counts, then shape columns,
+    then any columns a variant adds)."""
     uid, token, key, text, author, pinned, created_at, _expires, _offered, _pinned = row[:10]
-    pk, tags, origin_user, origin_actor, thread, run, tool_call, supersedes, stored = row[10:]
+    pk, tags, origin_user, origin_actor, thread, run, tool_call, supersedes, stored = row[10:19]
     return ShapeRow(
         pk,
         uid,

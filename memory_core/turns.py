@@ -15,10 +15,8 @@ from psycopg.types.json import Jsonb
 
 from memory_core.actors import chain_of
 from memory_core.applied import (
-    chain_entries,
     chain_selection,
     entry_shapes,
-    shape_rows,
     shown_ids,
 )
 from memory_core.changes import erased_as_gone
@@ -26,11 +24,10 @@ from memory_core.db import prepared
 from memory_core.errors import Invalid
 from memory_core.ledger import access_log
 from memory_core.models import Actor, Digest
-from memory_core.recall.search import check_query, ranked_chain
+from memory_core.recall.search import check_query, ranked_selection
 from memory_core.rules.block import render
 from memory_core.rules.ids import digest_id
 from memory_core.rules.inputs import host_id_problem, require
-from memory_core.rules.selection import select
 
 # A turn's whole write, as one statement (so one transaction, with no BEGIN or COMMIT
 # round trips of its own):
@@ -120,16 +117,14 @@ def compose(actor: Actor, run_id: str, query: str | None, max_memories: int | No
     """The turn as it would be given now."""
     chain = chain_of(actor)
     limit = budget(max_memories)
+    # Precedence and the budget applied in the database, the shown rows read by the same
+    # statement (applied.chain_selection); with a query, the chain ranked for it first
+    # (search.ranked_selection).
     if query:
-        records, relevant, _ = ranked_chain(chain, query, limit)
-        selection = select(chain_entries(chain, records), chain, limit, relevant)
-        wanted = shown_ids(selection.kept)
-        rows = shape_rows(wanted) if wanted else {}
+        selection, rows = ranked_selection(chain, query, limit)
     else:
-        # No query: precedence and the budget applied in the database, and the shown rows
-        # read by the same statement (applied.chain_selection).
         selection, rows = chain_selection(chain, limit)
-        wanted = shown_ids(selection.kept)
+    wanted = shown_ids(selection.kept)
     if not wanted <= rows.keys():
         raise MemoryVanished  # forgotten between the two reads
     rendered = render(selection.kept, chain, selection.stats.partial)

@@ -12,7 +12,9 @@ Four rules are answered twice, for speed:
   (`conflicts.conflicts`);
 - selection: `selection.select` over `precedence.resolve`d entries is the rule for what a
   turn shows; `applied.chain_selection` restates both in one SQL statement for a turn
-  without a query (only the kept keys' rows leave the database);
+  without a query (only the kept keys' rows leave the database), and
+  `search.ranked_selection` for a turn with one (the keys `search.ranked_chain` ranks
+  taken after the pinned ones);
 - reach: `permissions.role_for` answers for one scope; `permissions.readable_scope_roles`
   answers for every scope at once, in one recursive query.
 
@@ -31,6 +33,7 @@ from memory_core.actors import chain_of
 from memory_core.applied import chain_selection, shape_rows, shown_ids
 from memory_core.conflicts import AUTHOR_COMBINATIONS, conflicts
 from memory_core.models import Actor, Memory, Scope
+from memory_core.recall import search
 from memory_core.rules.chain import chain_rank
 from memory_core.rules.facts import Record
 from memory_core.rules.precedence import resolve
@@ -198,6 +201,29 @@ def test_the_turns_selection_in_sql_keeps_what_select_keeps(db, operator, spec):
             # What the API shows of each, as the separate read would have said.
             shown = shown_ids(expected.kept)
             assert shapes == (shape_rows(shown) if shown else {}), (actor.ref, budget)
+
+
+@EXAMPLES
+@given(spec=worlds(duplicates=True))
+def test_a_turn_with_a_query_keeps_what_select_keeps_with_the_ranked_keys(db, operator, spec):
+    World(spec, operator)
+    records, now = live_records(), timezone.now()
+    # A key's words, a stored fact's words, and words nothing holds (the later tiers).
+    queries = [MEMORY_KEYS[0].replace("_", " "), "zqx vwk"]
+    queries += [r.text for r in records[:2]]
+    for actor in Actor.objects.all():
+        chain = chain_of(actor)
+        entries = resolve(records, chain, now=now)
+        pinned = sum(e.pinned for e in entries)
+        for query in queries:
+            for budget in sorted({0, 1, 3, max(pinned - 1, 0), len(entries) + 1}):
+                _, ranked, _ = search.ranked_chain(chain, query, budget)
+                expected = select(entries, chain, budget, ranked)
+                got, shapes = search.ranked_selection(chain, query, budget)
+                assert got.kept == expected.kept, (actor.ref, query, budget)
+                assert got.stats == expected.stats, (actor.ref, query, budget)
+                shown = shown_ids(expected.kept)
+                assert shapes == (shape_rows(shown) if shown else {}), (actor.ref, budget)
 
 
 @EXAMPLES

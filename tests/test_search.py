@@ -83,13 +83,13 @@ def test_search_never_ranks_outside_the_chain_lexically(lexical_only, org, facts
     assert items == []
 
 
-def test_search_plan_materialises_the_chain_before_ranking(org, facts):
-    sql = search.RANKED_CHAIN
-    params = search._params(chain_of(org.u1), "x", 5)
+@pytest.mark.parametrize("sql", ["RANKED_CHAIN", "RANKED_SELECTION", "RANKED_SEARCH"])
+def test_search_plan_materialises_the_chain_before_ranking(org, facts, sql):
+    params = {**search._params(chain_of(org.u1), "x", 5), "room": 5}
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + sql, params)
+        cursor.execute("EXPLAIN " + getattr(search, sql), params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "CTE chain_rows" in plan
+    assert "CTE live" in plan
 
 
 def test_later_tiers_are_not_computed_when_full_text_finds_something(lexical_only, org, facts):

@@ -32,8 +32,19 @@ tenant's rows. Tiers, reported by name:
   nothing, not substring noise.
 """
 
+from django.utils import timezone
+
 from memory_core.actors import chain_of
-from memory_core.applied import LIVE_IN_CHAIN, RECORD_COLUMNS, chain_entries, entry_shapes
+from memory_core.applied import (
+    COUNTS,
+    KEPT_ROWS,
+    KEYED,
+    LIVE_COLUMNS,
+    LIVE_IN_CHAIN_RANKED,
+    entry_shapes,
+    selection_of,
+    shape_row_of,
+)
 from memory_core.db import prepared
 from memory_core.errors import Invalid
 from memory_core.ledger import access_log
@@ -43,6 +54,7 @@ from memory_core.recall import providers, stopwords
 from memory_core.recall.embeddings import Vector
 from memory_core.rules.facts import Record
 from memory_core.rules.inputs import require, text_problem
+from memory_core.rules.precedence import resolve
 
 MAX_QUERY_CHARS = 2000
 
@@ -100,53 +112,61 @@ QUERY_WORDS = f"SELECT ARRAY(SELECT word FROM ({_WORDS}) AS w ORDER BY word)"
 # Without a query vector the semantic CTE is gated off as a whole (a one-time filter on
 # the parameter). The similarity threshold is a literal comparison rather than pg_trgm's
 # `<%` and its session setting, which cost a transaction and a round trip of their own.
+#
+# `live` is the chain's live rows as applied.SELECTED_IN_CHAIN reads them, with the columns
+# the ranking reads from the heap; the ranked statements below end as that one does.
 _TIERS = f"""
-    WITH chain_rows AS MATERIALIZED (
-        SELECT m.id AS pk, {RECORD_COLUMNS}, m.search, m.search_simple {LIVE_IN_CHAIN}
+    WITH query_vector AS MATERIALIZED (
+        -- Cast once: in the distance's own expression the cast ran for every row (~1 µs).
+        SELECT %(vector)s::real[]::vector AS vector
+    ), live AS MATERIALIZED (
+        SELECT {LIVE_COLUMNS}, m.uid, m.text, m.author, m.search, m.search_simple
+        {LIVE_IN_CHAIN_RANKED}
     ), words AS MATERIALIZED ({_WORDS}
     ), key_words AS MATERIALIZED (
         SELECT DISTINCT c.key, w.word
-        FROM chain_rows c JOIN words w
+        FROM live c JOIN words w
           ON c.search_simple @@ w.exact OR c.search_simple @@ w.prefix OR c.search @@ w.stemmed
     ), lexical AS (
         -- Rarity is counted over the chain's rows (about one per key).
         SELECT k.key, sum(ln(1 + n.rows::float8 / f.keys)) AS score
         FROM key_words k
         JOIN (SELECT word, count(*) AS keys FROM key_words GROUP BY word) f USING (word)
-        CROSS JOIN (SELECT count(*) AS rows FROM chain_rows) n
+        CROSS JOIN (SELECT count(*) AS rows FROM live) n
         GROUP BY k.key
     ), scored AS MATERIALIZED (
         -- The distance row by row, so that no kilobyte vector is carried into the grouping.
-        SELECT c.key, 1 - (e.vector <=> %(vector)s::real[]::vector) AS similarity
-        FROM chain_rows c
-        JOIN memory_core_embedding e ON e.memory_id = c.pk
+        SELECT c.key, 1 - (e.vector <=> (SELECT vector FROM query_vector)) AS similarity
+        FROM live c
+        JOIN memory_core_embedding e ON e.memory_id = c.id
         WHERE %(vector)s::real[] IS NOT NULL
           AND e.embedder = %(embedder)s AND e.dims = %(dims)s
     ), semantic AS (
         SELECT key, max(similarity) AS similarity FROM scored GROUP BY key
-    ), places AS (
-        -- Each rank over every key it scores; `found`: whether that rank alone lets the key
-        -- be returned (a lexical match always; a semantic one from the floor up, and from
-        -- RELATIVE_CUT of the best match's similarity).
-        SELECT key, row_number() OVER (ORDER BY score DESC, key) AS place, true AS found
-        FROM lexical
-        UNION ALL
-        SELECT key, row_number() OVER (ORDER BY similarity DESC, key),
+    ), semantic_places AS (
+        -- Each rank's place for every key it scores. `found`: whether the semantic rank
+        -- alone lets the key be returned (from the floor up, and from RELATIVE_CUT of the
+        -- best match's similarity); a lexical match always does.
+        SELECT key, row_number() OVER (ORDER BY similarity DESC, key) AS place,
                similarity >= %(min_similarity)s
-               AND similarity >= {RELATIVE_CUT} * max(similarity) OVER ()
+               AND similarity >= {RELATIVE_CUT} * max(similarity) OVER () AS found
         FROM semantic
+    ), lexical_places AS (
+        SELECT key, row_number() OVER (ORDER BY score DESC, key) AS place FROM lexical
     ), fused AS (
-        SELECT key, sum(1.0 / ({RRF_K} + place)) AS score
-        FROM places
-        GROUP BY key
-        HAVING bool_or(found)
+        -- A key's fused score: the sum over the ranks that place it of 1 / (RRF_K + place).
+        SELECT coalesce(l.key, s.key) AS key,
+               coalesce(1.0 / ({RRF_K} + l.place), 0) + coalesce(1.0 / ({RRF_K} + s.place), 0)
+                   AS score
+        FROM lexical_places l FULL JOIN semantic_places s ON s.key = l.key
+        WHERE l.key IS NOT NULL OR s.found
         ORDER BY score DESC, key
         LIMIT %(limit)s
     ), trigram AS (
         SELECT key, max(similarity) AS score
         FROM (
             SELECT key, word_similarity(%(q)s, key || ' ' || text) AS similarity
-            FROM chain_rows
+            FROM live
             WHERE NOT EXISTS (SELECT 1 FROM fused) AND NOT EXISTS (SELECT 1 FROM scored)
         ) AS scored
         WHERE similarity >= {WORD_SIMILARITY_THRESHOLD}
@@ -155,7 +175,7 @@ _TIERS = f"""
         LIMIT %(limit)s
     ), plain AS (
         SELECT key
-        FROM chain_rows
+        FROM live
         WHERE NOT EXISTS (SELECT 1 FROM fused) AND NOT EXISTS (SELECT 1 FROM scored)
           AND NOT EXISTS (SELECT 1 FROM trigram)
           AND (text ILIKE %(pattern)s ESCAPE '\\' OR key ILIKE %(pattern)s ESCAPE '\\')
@@ -181,7 +201,44 @@ RANKED_CHAIN = (
     + """
     SELECT c.uid, c.token, c.key, c.text, c.author, c.pinned, c.created_at, c.expires_at,
            r.place, r.tier, EXISTS (SELECT 1 FROM scored)
-    FROM chain_rows c LEFT JOIN ranked r ON r.key = c.key
+    FROM live c LEFT JOIN ranked r ON r.key = c.key
+"""
+)
+# A turn with a query: applied.SELECTED_IN_CHAIN with the ranked keys taken after the pinned
+# ones and before the rest, in their place's order (selection.select's relevant keys); each
+# kept row also says its key's place.
+RANKED_SELECTION = (
+    _TIERS
+    + f"""
+    , keyed AS MATERIALIZED ({KEYED}
+    ), kept AS (
+        SELECT k.key, r.place
+        FROM keyed k JOIN live w ON w.key = k.key AND w.rank = k.rank
+        LEFT JOIN ranked r ON r.key = k.key
+        ORDER BY k.pinned DESC, CASE WHEN NOT k.pinned THEN r.place END NULLS LAST,
+                 k.rank, w.created_at DESC, k.key COLLATE "C"
+        LIMIT %(room)s
+    ), counts AS ({COUNTS}
+    )
+    {KEPT_ROWS.format(extra=", kept.place")}
+"""
+)
+# A search: the ranked keys and every pinned key, each kept row with its key's place, and
+# (on every row, and on the one row of nulls when nothing is kept) the tier that answered
+# and whether the semantic rank ran.
+RANKED_SEARCH = (
+    _TIERS
+    + f"""
+    , keyed AS MATERIALIZED ({KEYED}
+    ), kept AS (
+        SELECT k.key, r.place
+        FROM keyed k LEFT JOIN ranked r ON r.key = k.key
+        WHERE r.place IS NOT NULL OR k.pinned
+    ), counts AS (
+        SELECT 0 AS offered, 0 AS pinned_keys, (SELECT min(tier) FROM ranked) AS tier,
+               EXISTS (SELECT 1 FROM scored) AS ran
+    )
+    {KEPT_ROWS.format(extra=", kept.place, counts.tier, counts.ran")}
 """
 )
 
@@ -234,6 +291,17 @@ def check_query(query: str | None) -> str | None:
     return query.strip()
 
 
+def ranked_selection(chain, query: str, room: int):
+    """What a turn with this query keeps (applied.selection_of over RANKED_SELECTION): the
+    same as selection.select(chain_entries(chain), chain, room, ranked_chain's keys), chosen
+    in the database with the ranking, in one statement."""
+    room = max(0, room)
+    params = _params(chain, query, room)
+    rows = prepared.fetch_all(RANKED_SELECTION, {**params, "room": room})
+    places = {row[2]: row[19] for row in rows if row[0] is not None and row[19] is not None}
+    return selection_of(chain, rows, room, places)
+
+
 def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
     """The best `limit` keys for the query, precedence-resolved, plus every pinned key."""
     with access_log.refusals_logged(principal, "search", actor_ref=actor.ref):
@@ -243,12 +311,17 @@ def search_memories(actor: Actor, query: str, *, principal, limit: int = 10):
         if limit < 1 or limit > 100:
             raise Invalid("limit must be between 1 and 100")
     chain = chain_of(actor)
-    records, keys, tier = ranked_chain(chain, query, limit)
-    by_key = {e.key: e for e in chain_entries(chain, records)}
-    chosen = [by_key[k] for k in keys if k in by_key]
-    ranked = set(keys)
-    chosen += [e for e in by_key.values() if e.pinned and e.key not in ranked]
-    items = entry_shapes(chosen)
+    rows = prepared.fetch_all(RANKED_SEARCH, _params(chain, query, limit))
+    kept_rows = [row for row in rows if row[0] is not None]
+    places = {row[2]: row[19] for row in kept_rows if row[19] is not None}
+    tier, ran = rows[0][20], rows[0][21]
+    if not places:
+        tier = "hybrid" if ran else "like"  # nothing found (see ranked_chain)
+    entries = resolve([Record(*row[:8]) for row in kept_rows], chain, now=timezone.now())
+    chosen = sorted((e for e in entries if e.key in places), key=lambda e: places[e.key])
+    chosen += [e for e in entries if e.pinned and e.key not in places]
+    shapes = {row[0]: shape_row_of(row) for row in kept_rows}
+    items = entry_shapes(chosen, shapes)
     access_log.record(
         principal,
         "search",
