@@ -3,12 +3,21 @@ use instead of a bare get (a memory outside the actor's chain is a 404, never a 
 
 import re
 
+from django.utils import timezone
+
 from memory_core.actors import chain_of
-from memory_core.applied import resolved
+from memory_core.applied import CHAIN_RECORDS
+from memory_core.db import prepared
 from memory_core.errors import NotFound
 from memory_core.ledger import access_log
 from memory_core.models import Actor, Memory
-from memory_core.shapes import memory_shape
+from memory_core.rules.facts import Record
+from memory_core.rules.precedence import resolve
+from memory_core.shapes import Beaten, resolving_threads, shape, shape_row
+
+# The live values of one key at some scopes of a chain (as facts.Records), by a prepared
+# statement: every API write answers with the shape this reads for.
+KEY_IN_SCOPES = f"{CHAIN_RECORDS} AND m.key = %(key)s"
 
 
 def memory_shape_for_actor(memory: Memory, chain) -> dict:
@@ -17,13 +26,11 @@ def memory_shape_for_actor(memory: Memory, chain) -> dict:
     narrowest first (the precedence resolver orders them)."""
     position = chain.index(memory.scope.token)
     wider = chain[position + 1 :]
-    rows = list(
-        Memory.objects.live().in_chain(wider).filter(key=memory.key).select_related("scope")
-    )
-    entries = resolved(chain, rows)  # one key, so at most one entry
+    records = prepared.fetch_all(KEY_IN_SCOPES, {"chain": list(wider), "key": memory.key})
+    entries = resolve([Record(*row) for row in records], chain, now=timezone.now())
     beaten = [entries[0].winner, *entries[0].overrides] if entries else []
-    by_uid = {m.uid: m for m in rows}
-    return memory_shape(memory, [by_uid[record.id] for record in beaten])
+    overrides = [Beaten(r.id, r.scope, r.text, r.author) for r in beaten]
+    return shape(shape_row(memory, resolving_threads([memory])), overrides)
 
 
 def memory_for_actor(actor: Actor, uid: str, *, live_only: bool = True) -> Memory:

@@ -9,6 +9,7 @@ edited in place.
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from memory_core.accounts.permissions import may_write, write_verdict
@@ -123,19 +124,33 @@ def check_tags(tags) -> list[str]:
     return tags
 
 
+# The stored columns of a memory (its generated tsvectors left deferred: no write reads them).
+_SLOT_FIELDS = [f for f in Memory._meta.concrete_fields if not f.generated]
+# A slot's live row, locked. FOR UPDATE OF the memory alone: Memory's default ordering joins
+# the scope table, and locking the scope row too would serialise every writer of the scope
+# and deadlock with a concurrent commit's foreign-key check on that row. A prepared
+# statement: every write of a memory takes this path, and the ORM's query cost more to build
+# than to run.
+LIVE_SLOT = f"""
+    SELECT {", ".join(f"m.{f.column}" for f in _SLOT_FIELDS)}
+    FROM memory_core_memory m
+    WHERE m.scope_id = %s AND m.key = %s AND m.retired_at IS NULL
+    ORDER BY m.id
+    LIMIT 1
+    FOR UPDATE OF m
+"""
+
+
 def lock_slot(scope: Scope, key: str) -> Memory | None:
     """Serialise writers of one (scope, key) and return its live row, locked.
 
     The advisory lock covers the first write, when there is no row to lock yet.
     """
     advisory_xact_lock("memory", scope.id, key)
-    # of=self and an explicit order: Memory's default ordering joins the scope table, and
-    # FOR UPDATE would lock the scope row too, serialising every writer of the scope and
-    # deadlocking with a concurrent commit's foreign-key check on that row.
-    rows = Memory.objects.select_for_update(of=("self",)).filter(
-        scope=scope, key=key, retired_at=None
-    )
-    return rows.order_by("pk").first()
+    row = prepared.fetch_one(LIVE_SLOT, [scope.id, key])
+    if row is None:
+        return None
+    return Memory.from_db(connection.alias, [f.attname for f in _SLOT_FIELDS], row)
 
 
 def retire(memory: Memory, reason: str, principal, note: str = "") -> None:
