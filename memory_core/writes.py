@@ -9,7 +9,7 @@ edited in place.
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from memory_core.accounts.permissions import may_write, write_verdict
@@ -153,12 +153,41 @@ def lock_slot(scope: Scope, key: str) -> Memory | None:
     return Memory.from_db(connection.alias, [f.attname for f in _SLOT_FIELDS], row)
 
 
+RETIRE = """
+    UPDATE memory_core_memory
+    SET retired_at = %s, retired_reason = %s, retired_by = %s, retired_note = %s
+    WHERE id = %s AND retired_at IS NULL
+    RETURNING id
+"""
+# A new version: every stored column but the id, which comes back.
+_INSERTED_FIELDS = [f for f in _SLOT_FIELDS if not f.primary_key]
+INSERT_VERSION = f"""
+    INSERT INTO memory_core_memory ({", ".join(f.column for f in _INSERTED_FIELDS)})
+    VALUES ({", ".join(["%s"] * len(_INSERTED_FIELDS))})
+    RETURNING id
+"""
+
+
 def retire(memory: Memory, reason: str, principal, note: str = "") -> None:
+    """Retire a live row the caller holds locked (lock_slot)."""
     memory.retired_at = timezone.now()
     memory.retired_reason = reason
     memory.retired_by = principal.name
     memory.retired_note = note
-    memory.save(update_fields=["retired_at", "retired_reason", "retired_by", "retired_note"])
+    done = prepared.fetch_one(RETIRE, [memory.retired_at, reason, principal.name, note, memory.pk])
+    if done is None:  # as the ORM's save(update_fields=...) would say
+        raise DatabaseError(f"memory {memory.uid} is not live: nothing was retired")
+
+
+def _insert_version(fields: dict) -> Memory:
+    """Memory.objects.create(**fields), by a prepared statement (every write makes one)."""
+    memory = Memory(**fields)
+    memory.created_at = timezone.now()  # auto_now_add, as the ORM's pre_save sets it
+    values = [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in _INSERTED_FIELDS]
+    (memory.pk,) = prepared.fetch_one(INSERT_VERSION, values)
+    memory._state.adding = False
+    memory._state.db = connection.alias
+    return memory
 
 
 def supersede(live: Memory | None, principal, **fields) -> Memory:
@@ -171,7 +200,7 @@ def supersede(live: Memory | None, principal, **fields) -> Memory:
         retire(live, RetiredReason.SUPERSEDED, principal)
         fields["supersedes"] = live
         fields["lineage"] = live.lineage
-    memory = Memory.objects.create(**fields)
+    memory = _insert_version(fields)
     embeddings.attach(memory)
     return memory
 
