@@ -136,10 +136,13 @@ _TIERS = f"""
         GROUP BY k.key
     ), scored AS MATERIALIZED (
         -- The distance row by row, so that no kilobyte vector is carried into the grouping.
+        -- The chain's vectors in one index scan over the array of its ids (0.3 ms less at
+        -- the bench's 1m than a probe per row).
         SELECT c.key, 1 - (e.vector <=> (SELECT vector FROM query_vector)) AS similarity
-        FROM live c
-        JOIN memory_core_embedding e ON e.memory_id = c.id
+        FROM memory_core_embedding e
+        JOIN live c ON c.id = e.memory_id
         WHERE %(vector)s::real[] IS NOT NULL
+          AND e.memory_id = ANY(ARRAY(SELECT id FROM live))
           AND e.embedder = %(embedder)s AND e.dims = %(dims)s
     ), semantic AS (
         SELECT key, max(similarity) AS similarity FROM scored GROUP BY key
