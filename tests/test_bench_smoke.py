@@ -59,7 +59,11 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
     # Its own database per test database name, so engineers running the suite side by
     # side never share (or drop) each other's bench database.
     dbname = f"{settings.DATABASES['default']['TEST']['NAME']}_bench_tiny"
-    call_command("bench", size="tiny", out=out, database=dbname, requests=6, warmup=2)
+    # The recall evaluation (half a minute, its own scratch database) is left out; its part
+    # of the report is tested in tests/test_bench_recall_report.py.
+    call_command(
+        "bench", size="tiny", out=out, database=dbname, requests=6, warmup=2, no_recall=True
+    )
 
     report = json.loads(out.read_text())
     # "seed" only when this run seeded the database (a reused one was seeded before).
@@ -83,7 +87,24 @@ def test_bench_at_tiny_size_writes_the_report_shape(tmp_path):
         "reembed",
         "garden",
         "capture",
+        "recall_speed",
     }
+    # The recall ops' p50 as multiples of the turn's, all four from the same rounds.
+    speed = report["recall_speed"]
+    assert set(speed) == {
+        "turn_p50_ms",
+        "turn_query_p50_ms",
+        "search_p50_ms",
+        "remember_p50_ms",
+        "ratios",
+        "targets",
+        "met",
+    }
+    for name in ("turn", "turn_query", "search", "remember"):
+        assert speed[f"{name}_p50_ms"] == report["ops"][name]["p50_ms"]
+    assert speed["targets"] == {"search": 1.5, "turn_query": 1.3, "remember": 1.0}
+    assert set(speed["ratios"]) == set(speed["met"]) == set(speed["targets"])
+    assert all(ratio > 0 for ratio in speed["ratios"].values())
     capture = report["capture"]
     assert set(capture) == {
         "threads",

@@ -58,6 +58,77 @@ OP_ORDER = (
 )
 
 
+# The most each recall op's p50 may be, as a multiple of the plain turn's p50 in the same run
+# (the four are measured in the same alternating rounds, run.py ROUND_OPS).
+RECALL_TARGETS = {"search": 1.5, "turn_query": 1.3, "remember": 1.0}
+
+
+def recall_speed(ops: dict) -> dict | None:
+    """The recall ops' p50 beside the turn's: each p50, each ratio to the turn's (two
+    decimals), its target and whether the ratio as reported meets it; None when an op is
+    missing."""
+    names = ("turn", "turn_query", "search", "remember")
+    if any(name not in ops for name in names) or not ops["turn"]["p50_ms"]:
+        return None
+    turn = ops["turn"]["p50_ms"]
+    ratios = {name: round(ops[name]["p50_ms"] / turn, 2) for name in RECALL_TARGETS}
+    return {
+        **{f"{name}_p50_ms": ops[name]["p50_ms"] for name in names},
+        "ratios": ratios,
+        "targets": dict(RECALL_TARGETS),
+        "met": {name: ratios[name] <= target for name, target in RECALL_TARGETS.items()},
+    }
+
+
+def recall_speed_lines(speed: dict) -> list[str]:
+    """`search / turn (p50): 1.27x (target <= 1.5x: met)`, one per recall op."""
+    return [
+        f"{name} / turn (p50): {ratio:.2f}x (target <= {speed['targets'][name]}x: "
+        f"{'met' if speed['met'][name] else 'not met'})"
+        for name, ratio in speed["ratios"].items()
+    ]
+
+
+# The recall evaluation's figures in the table (bench/recall.py): (label, metric, out of).
+RECALL_LABELS = {
+    "lexical": "lexical",
+    "vector": "vector",
+    "vector_cut": "vector floor+cut",
+    "fused": "fused",
+}
+RECALL_ROWS = (
+    ("search @3", "search_at_3", "questions"),
+    ("search @5", "search_at_5", "questions"),
+    ("turn, 5 after pins", "turn_5_after_pins", "questions"),
+    ("off-topic results", "off_topic_results", "off_topic_results"),
+)
+
+
+def recall_lines(recall: dict) -> list[str]:
+    """A few lines of the recall evaluation's totals, TEST first, or why there are none."""
+    if "error" in recall:
+        return [f"recall: not measured, the evaluation failed: {recall['error']}"]
+    lines = [
+        f"recall on the held-out set ({recall['embedder']}; search limit and turn "
+        f"max_memories {recall['limit']}; {recall['seconds']:.0f} s):"
+    ]
+    for split in ("test", "dev"):
+        figures = recall.get(split)
+        if not figures:
+            continue
+        of = {
+            "questions": figures["questions"],
+            "off_topic_results": recall["limit"] * figures["off_topic_questions"],
+        }
+        for label, metric, total in RECALL_ROWS:
+            found = ", ".join(
+                f"{RECALL_LABELS.get(name, name)} {ranking[metric]}"
+                for name, ranking in figures["rankings"].items()
+            )
+            lines.append(f"recall {split.upper()} {label}: {found} of {of[total]}")
+    return lines
+
+
 def summary(latencies: list[float], wall_seconds: float | None = None) -> dict:
     """Latencies in seconds; rps is requests over wall time (concurrent HTTP clients) or,
     for a single-threaded in-process op, one over the mean latency."""
@@ -183,4 +254,9 @@ def table(report: dict) -> str:
         f"mcp_context - turn (p50): {_difference(ops, 'mcp_context', 'turn')} ms",
         f"mcp_remember - remember (p50): {_difference(ops, 'mcp_remember', 'remember')} ms",
     ]
+    speed = report.get("recall_speed")
+    if speed:
+        lines += recall_speed_lines(speed)
+    if report.get("recall"):
+        lines += recall_lines(report["recall"])
     return "\n".join(lines)

@@ -4,7 +4,8 @@ Started by `manage.py bench` with DATABASE_URL (the server's role) and DATABASE_
 pointing at the bench database, so Django's databases here *are* the bench database: it
 migrates and seeds it as the owner (when the marker says it is not complete), serves the app
 from it, drives the HTTP clients, runs floor B, core_read and the peer alternating, times the
-ledger check, and writes the report.
+ledger check, runs the recall evaluation in a scratch database of its own (bench/recall.py;
+never in this one), and writes the report.
 """
 
 import argparse
@@ -29,6 +30,9 @@ def parse(argv):
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-peer", action="store_true")
+    # The recall evaluation's scratch database (bench/recall.py); --no-recall skips it.
+    parser.add_argument("--recall-database", default=None)
+    parser.add_argument("--no-recall", action="store_true")
     return parser.parse_args(argv)
 
 
@@ -152,55 +156,65 @@ def http_ops(port, secret, password, actors, console, args, rng) -> dict:
             {"key": f"bench-note-{rng.randrange(20)}", "fact": words.fact(rng)},
         ),
     }
-    ops = {}
+    headers = {name: api for name in plans}
+    for name in MCP_TWINS:
+        headers[name] = mcp_headers(port, secret, plans[name]())
+    measured = {}
     for name, plan in plans.items():
-        if name in MCP_TWINS or name in MCP_TWINS.values():
-            continue  # measured beside its twin, below
+        if name in ROUND_OPS:
+            continue  # measured in the alternating rounds, below
         requests = [plan() for _ in range(total)]
         latencies, wall = load.drive(
             port, api, lambda i, r=requests: r[i], args.clients, args.warmup, args.requests
         )
-        ops[name] = summary(latencies, wall)
-        _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
-    ops.update(twin_ops(port, secret, plans, args))
+        measured[name] = summary(latencies, wall)
+        _say(f"  {name}: p50 {measured[name]['p50_ms']:.2f} ms, {measured[name]['rps']:.0f} rps")
+    _say(f"  {', '.join(ROUND_OPS)}: {min(ROUNDS, args.requests)} alternating rounds ...")
+    rounds = interleaved_ops(port, headers, plans, ROUND_OPS, args)
+    for name, op in rounds.items():
+        _say(f"  {name}: p50 {op['p50_ms']:.2f} ms, {op['rps']:.0f} rps")
+    measured.update(rounds)
+    ops = {name: measured[name] for name in plans}
     tenant_password, fixtures = console
     sessions = console_pages.sessions(port, password, tenant_password)
     ops.update(console_pages.measure(port, sessions, fixtures, args, rng))
     return ops
 
 
-# Each MCP op and the REST op it wraps, measured in alternating rounds: on a shared machine
-# the load drifts between one op's block of requests and the next by more than the
-# difference these figures are read for (MCP's cost over the REST call).
+# Each MCP op and the REST op it wraps: their difference is what the MCP figures are read for.
 MCP_TWINS = {"mcp_context": "turn", "mcp_remember": "remember"}
-TWIN_ROUNDS = 10
+# The ops measured in alternating rounds, in the order a round runs them: the plain turn and
+# the three recall ops read as multiples of it (report.RECALL_TARGETS), each MCP op right
+# after its REST twin. On a shared machine the load drifts between one op's block of
+# requests and the next by more than the differences these figures are read for, so every
+# round takes a block of each op and the drift falls on all of them alike.
+ROUND_OPS = ("turn", "mcp_context", "turn_query", "search", "remember", "mcp_remember")
+ROUNDS = 10
 
 
-def twin_ops(port, secret, plans, args) -> dict:
+def interleaved_ops(port, headers: dict, plans: dict, names, args) -> dict:
+    """The ops `names` measured in alternating rounds: args.requests split as evenly as
+    they go into ROUNDS rounds (fewer when there are fewer requests), each round a block of
+    each op in turn; an op's warm-up runs before its block of the first round only.
+    headers[name] and plans[name]() are an op's headers and its next request; the summaries
+    come back by name, each of args.requests measured requests."""
     from memory_console.bench import load
     from memory_console.bench.report import summary
 
-    api = {"Authorization": f"Bearer {secret}"}
-    ops = {}
-    per_round = -(-args.requests // TWIN_ROUNDS)
-    for mcp_name, rest_name in MCP_TWINS.items():
-        headers = {rest_name: api, mcp_name: mcp_headers(port, secret, plans[mcp_name]())}
-        latencies = {rest_name: [], mcp_name: []}
-        walls = {rest_name: 0.0, mcp_name: 0.0}
-        for start in range(0, args.requests, per_round):
-            count = min(per_round, args.requests - start)
-            warmup = args.warmup if start == 0 else 0
-            for name in (rest_name, mcp_name):
-                requests = [plans[name]() for _ in range(warmup + count)]
-                measured, wall = load.drive(
-                    port, headers[name], lambda i, r=requests: r[i], args.clients, warmup, count
-                )
-                latencies[name] += measured
-                walls[name] += wall
-        for name in (rest_name, mcp_name):
-            ops[name] = summary(latencies[name], walls[name])
-            _say(f"  {name}: p50 {ops[name]['p50_ms']:.2f} ms, {ops[name]['rps']:.0f} rps")
-    return ops
+    latencies: dict = {name: [] for name in names}
+    walls = dict.fromkeys(names, 0.0)
+    share, extra = divmod(args.requests, ROUNDS)
+    counts = [share + (1 if n < extra else 0) for n in range(ROUNDS)]
+    for n, count in enumerate(c for c in counts if c):
+        warmup = args.warmup if n == 0 else 0
+        for name in names:
+            requests = [plans[name]() for _ in range(warmup + count)]
+            measured, wall = load.drive(
+                port, headers[name], lambda i, r=requests: r[i], args.clients, warmup, count
+            )
+            latencies[name] += measured
+            walls[name] += wall
+    return {name: summary(latencies[name], walls[name]) for name in names}
 
 
 def saturated_turns(
@@ -447,6 +461,12 @@ def main(argv=None) -> int:
     from memory_console.bench import garden
 
     gardened = garden.timing()
+    recalled = None
+    if not args.no_recall:
+        # Last, so its half minute of CPU falls on no measurement.
+        from memory_console.bench import recall
+
+        recalled = recall.measure(args.recall_database or recall.DATABASE, _say)
 
     result = {
         "size": size.name,
@@ -458,7 +478,11 @@ def main(argv=None) -> int:
         "throughput_fresh": throughput_fresh,
         "garden": gardened,
         "capture": captured,
+        # turn_query, search and remember as multiples of the turn, from the same rounds.
+        "recall_speed": report.recall_speed(ops),
     }
+    if recalled is not None:
+        result["recall"] = recalled
     if pooled is not None:
         result["throughput_pooled"] = pooled
     if embedding:
