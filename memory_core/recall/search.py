@@ -30,6 +30,11 @@ tenant's rows. Tiers, reported by name:
   fact) when `fts` found nothing, then `like`. Never after the semantic rank: a question
   with no word in common with any memory gets its nearest memories above the floor, or
   nothing, not substring noise.
+
+Three statements share the tiers: RANKED_CHAIN (every live row and its key's place: the
+console's finder and scope search, recall_eval), RANKED_SELECTION (a turn with a query:
+precedence and selection done in the same statement, only the shown rows returned) and
+RANKED_SEARCH (a search: the ranked keys and every pinned one, with their shapes).
 """
 
 from django.utils import timezone
