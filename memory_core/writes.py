@@ -184,7 +184,10 @@ def _insert_version(fields: dict) -> Memory:
     memory = Memory(**fields)
     memory.created_at = timezone.now()  # auto_now_add, as the ORM's pre_save sets it
     values = [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in _INSERTED_FIELDS]
-    (memory.pk,) = prepared.fetch_one(INSERT_VERSION, values)
+    row = prepared.fetch_one(INSERT_VERSION, values)
+    if row is None:  # an INSERT … RETURNING returns its row or raises
+        raise DatabaseError("the new version's insert returned no id")
+    memory.pk = row[0]
     memory._state.adding = False
     memory._state.db = connection.alias
     return memory
