@@ -212,42 +212,49 @@ RANKED_CHAIN = (
     FROM live c LEFT JOIN ranked r ON r.key = c.key
 """
 )
+
+
+def _ranked(kept: str, counts: str, extra: str) -> str:
+    """The tiers, then applied.SELECTED_IN_CHAIN's ending: `kept` chooses the keys (with
+    their place), `counts` is the one row beside them, `extra` the columns added to each."""
+    return (
+        _TIERS
+        + f"""
+    , keyed AS MATERIALIZED ({KEYED}
+    ), kept AS ({kept}
+    ), counts AS ({counts}
+    )
+    {KEPT_ROWS.format(extra=extra)}
+"""
+    )
+
+
 # A turn with a query: applied.SELECTED_IN_CHAIN with the ranked keys taken after the pinned
 # ones and before the rest, in their place's order (selection.select's relevant keys); each
 # kept row also says its key's place.
-RANKED_SELECTION = (
-    _TIERS
-    + f"""
-    , keyed AS MATERIALIZED ({KEYED}
-    ), kept AS (
+RANKED_SELECTION = _ranked(
+    """
         SELECT k.key, r.place
         FROM keyed k JOIN live w ON w.key = k.key AND w.rank = k.rank
         LEFT JOIN ranked r ON r.key = k.key
         ORDER BY k.pinned DESC, CASE WHEN NOT k.pinned THEN r.place END NULLS LAST,
                  k.rank, w.created_at DESC, k.key COLLATE "C"
-        LIMIT %(room)s
-    ), counts AS ({COUNTS}
-    )
-    {KEPT_ROWS.format(extra=", kept.place")}
-"""
+        LIMIT %(room)s""",
+    COUNTS,
+    ", kept.place",
 )
 # A search: the ranked keys and every pinned key, each kept row with its key's place, and
 # (on every row, and on the one row of nulls when nothing is kept) the tier that answered
 # and whether the semantic rank ran.
-RANKED_SEARCH = (
-    _TIERS
-    + f"""
-    , keyed AS MATERIALIZED ({KEYED}
-    ), kept AS (
+RANKED_SEARCH = _ranked(
+    """
         SELECT k.key, r.place
         FROM keyed k LEFT JOIN ranked r ON r.key = k.key
-        WHERE r.place IS NOT NULL OR k.pinned
-    ), counts AS (
+        WHERE r.place IS NOT NULL OR k.pinned""",
+    """
         SELECT 0 AS offered, 0 AS pinned_keys, (SELECT min(tier) FROM ranked) AS tier,
-               EXISTS (SELECT 1 FROM scored) AS ran
-    )
-    {KEPT_ROWS.format(extra=", kept.place, counts.tier, counts.ran")}
-"""
+               EXISTS (SELECT 1 FROM scored) AS ran""",
+    ", kept.place, counts.tier, counts.ran",
 )
 
 
