@@ -111,6 +111,17 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture
+def fresh_extractor():
+    """Capture's extractor is built from settings once per process: built again around a
+    test that points it at a scripted model (tests/chat_server.py)."""
+    from memory_core.capture import extractor
+
+    extractor.reset()
+    yield
+    extractor.reset()
+
+
+@pytest.fixture
 def operator():
     """An operator at the command line: acts as the system."""
     return Principal.system("cli:test")

@@ -43,3 +43,10 @@ def explain(sql: str) -> str:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + sql)
         return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def use_server(settings, server, **extra) -> None:
+    """Point pytest-django's `settings` at a scripted model or embedding server (its own
+    `settings(**extra)`: the URL, model, and `extra` beside)."""
+    for name, value in server.settings(**extra).items():
+        setattr(settings, name, value)

@@ -9,6 +9,7 @@ from memory_core.capture import extractor
 from memory_core.models import Memory
 from tests.browser import log_in, screenshot
 from tests.chat_server import ChatServer
+from tests.helpers import use_server
 
 pytestmark = pytest.mark.browser
 
@@ -24,8 +25,7 @@ def model(settings):
         {"key": "bad key", "fact": "dropped"},
     ]
     with ChatServer(script=items) as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         yield server
     extractor.reset()
 

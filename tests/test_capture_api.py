@@ -12,10 +12,9 @@ import pytest
 from memory_console.api.schemas import ExtractOut
 from memory_core import erasure, transcripts, writes
 from memory_core.accounts import keys
-from memory_core.capture import extractor
 from memory_core.models import AccessLog, Extraction, LedgerEvent, Memory, Message
 from tests.chat_server import ChatServer
-from tests.helpers import bearer
+from tests.helpers import bearer, use_server
 
 THREAD = "t-1"
 
@@ -40,18 +39,15 @@ def say(org, *texts, actor=None, thread=THREAD, run_id=None, role="user"):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_extractor():
-    extractor.reset()
-    yield
-    extractor.reset()
+def _fresh_extractor(fresh_extractor):
+    pass
 
 
 @pytest.fixture
 def model(settings):
     """An answering model, and the server pointed at it."""
     with ChatServer() as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         yield server
 
 
@@ -233,8 +229,7 @@ def test_a_reply_listing_500_memories_writes_max_and_counts_the_rest_dropped(
 )
 def test_hostile_messages_write_only_at_the_actors_own_scope(org, client, settings, text):
     with ChatServer(mode="hostile") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         say(org, text)
         before = set(Memory.objects.exclude(scope__token="actor:acme/u1").values_list("uid"))
         body = extract(client, org.acme_secret).json()
@@ -352,8 +347,7 @@ def test_an_unreachable_model_is_503_with_retry_after_and_nothing_moves(
 ):
     say(org, "I live in Porto")
     with ChatServer(mode=mode, script=[{"key": "home-city", "fact": "Porto"}]) as server:
-        for name, value in server.settings(MEMORY_EXTRACTOR_TIMEOUT=0.2).items():
-            setattr(settings, name, value)
+        use_server(settings, server, MEMORY_EXTRACTOR_TIMEOUT=0.2)
         settings.MEMORY_EXTRACTOR_COOLDOWN = 7
         answer = extract(client, org.acme_secret)
     assert answer.status_code == 503, answer.content
@@ -371,8 +365,7 @@ def test_an_unreachable_model_is_503_with_retry_after_and_nothing_moves(
 def test_a_model_that_is_not_listening_is_503_then_cools_down(org, client, settings):
     with ChatServer() as server:
         url = server.url  # closed when the block ends: nothing listens there any more
-    for name, value in ChatServer.settings(server).items():
-        setattr(settings, name, value)
+    use_server(settings, server)
     settings.MEMORY_EXTRACTOR_URL = url
     settings.MEMORY_EXTRACTOR_COOLDOWN = 60
     say(org, "hello")
@@ -388,8 +381,7 @@ def test_a_model_that_is_not_listening_is_503_then_cools_down(org, client, setti
 def test_a_malformed_answer_is_a_failed_extraction(org, client, settings, mode):
     say(org, "I live in Porto")
     with ChatServer(mode=mode, script=[{"key": "home-city", "fact": "Porto"}]) as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         answer = extract(client, org.acme_secret)
         assert answer.status_code == 503 and "Retry-After" in answer
         assert not Memory.objects.exists()

@@ -13,6 +13,7 @@ from memory_core import erasure
 from memory_core.capture import chat_exports, extractor, queue
 from memory_core.models import AccessLog, CaptureJob, LedgerEvent, Memory, Message, Thread
 from tests.chat_server import ChatServer
+from tests.helpers import use_server
 
 
 def node(node_id, parent, role=None, parts=None, children=()):
@@ -251,8 +252,7 @@ def test_text_that_cannot_be_stored_is_left_out_not_refused(org, tmp_path):
 def test_with_extract_each_new_thread_is_queued_and_the_worker_captures_it(org, tmp_path, settings):
     extractor.reset()
     with ChatServer() as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         path = write(tmp_path / "c.json", [chatgpt_conversation()])
         with pytest.raises(CommandError, match="invalid choice"):
             run(path, "--format", "markdown", "--actor", "acme/u1")

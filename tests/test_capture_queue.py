@@ -12,28 +12,25 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core import erasure, transcripts
-from memory_core.capture import extractor, queue
+from memory_core.capture import queue
 from memory_core.changes import erased_as_gone
 from memory_core.errors import Gone
 from memory_core.models import AccessLog, CaptureJob, Extraction, LedgerEvent, Memory
 from tests.chat_server import ChatServer
-from tests.helpers import bearer
+from tests.helpers import bearer, use_server
 
 THREAD = "t-q"
 
 
 @pytest.fixture(autouse=True)
-def _fresh_extractor():
-    extractor.reset()
-    yield
-    extractor.reset()
+def _fresh_extractor(fresh_extractor):
+    pass
 
 
 @pytest.fixture
 def model(settings):
     with ChatServer(script=[{"key": "home-city", "fact": "lives in Lisbon"}]) as server:
-        for name, value in server.settings(MEMORY_EXTRACT_EVERY=3).items():
-            setattr(settings, name, value)
+        use_server(settings, server, MEMORY_EXTRACT_EVERY=3)
         yield server
 
 

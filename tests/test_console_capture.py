@@ -5,29 +5,27 @@ dashboard shows the extractor's state within the user's grants."""
 import pytest
 
 from memory_core import transcripts
-from memory_core.capture import extractor, queue
+from memory_core.capture import queue
 from memory_core.capture.service import extract_thread
 from memory_core.errors import Unavailable
 from memory_core.models import AccessLog, CaptureJob, Extraction, LedgerEvent, Memory
 from memory_core.models.capture import Trigger
 from tests.chat_server import ChatServer
+from tests.helpers import use_server
 
 THREAD = "t-cap"
 EXTRACT = "/capture/extract/"
 
 
 @pytest.fixture(autouse=True)
-def _fresh_extractor():
-    extractor.reset()
-    yield
-    extractor.reset()
+def _fresh_extractor(fresh_extractor):
+    pass
 
 
 @pytest.fixture
 def model(settings):
     with ChatServer(script=[{"key": "home-city", "fact": "lives in Lisbon"}]) as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         yield server
 
 
@@ -57,8 +55,7 @@ def test_the_conversation_page_lists_what_was_extracted_from_it(client, users, m
 
 def test_a_failed_extraction_is_listed_as_such(client, users, settings, thread, org):
     with ChatServer(mode="down") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         with pytest.raises(Unavailable):
             extract_thread(org.u1, THREAD, principal=org.acme_agent, trigger=Trigger.API)
     client.force_login(users.owner)
@@ -119,8 +116,7 @@ def test_with_extraction_off_the_page_says_so(client, users, settings, thread):
 
 def test_an_unreachable_model_is_said_on_the_page(client, users, settings, thread):
     with ChatServer(mode="down") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         client.force_login(users.owner)
         answer = client.post(EXTRACT, {"actor": "acme/u1", "thread": THREAD}, follow=True)
     assert "cannot be reached; nothing was written" in answer.text
@@ -141,8 +137,7 @@ def test_the_dashboard_shows_the_queue_and_the_last_failure_within_the_grants(
     client, users, settings, thread, org
 ):
     with ChatServer(mode="down") as server:
-        for name, value in server.settings(MEMORY_EXTRACTOR_KEY="sk-never-shown").items():
-            setattr(settings, name, value)
+        use_server(settings, server, MEMORY_EXTRACTOR_KEY="sk-never-shown")
         settings.MEMORY_EXTRACTOR_URL = server.url.replace("http://", "http://user:pw@")
         queue.enqueue(org.u1, THREAD)
         assert queue.drain() == {"failed": 1}

@@ -21,6 +21,7 @@ from memory_core.models import (
     ProposalState,
     ScopeHealth,
 )
+from tests.helpers import use_server
 
 
 @pytest.fixture(autouse=True)
@@ -621,8 +622,7 @@ def same_meaning(settings):
     from tests.embedding_server import EmbeddingServer
 
     with EmbeddingServer(mode="same") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         yield server
 
 

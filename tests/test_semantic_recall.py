@@ -16,7 +16,7 @@ from memory_core.models import AccessLog, Embedding, LedgerEvent, Memory
 from memory_core.recall import embeddings, providers, search
 from memory_core.recall.providers import document_text, vector_problem, without_stopwords
 from tests.embedding_server import EmbeddingServer
-from tests.helpers import bearer
+from tests.helpers import bearer, use_server
 from tests.roles import as_owner
 
 MEMORIES = "/api/v1/memories"
@@ -266,8 +266,7 @@ def test_writes_succeed_while_the_embedder_is_down_and_embed_pending_fills_them_
     org, client, settings
 ):
     with EmbeddingServer(mode="down") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         response = remember(
             client, org.acme_secret, actor="u1", key="manager", fact="reports to Dana Whitfield"
         )
@@ -299,8 +298,7 @@ def test_the_next_write_that_embeds_fills_in_pending_ones(
     org, client, settings, django_capture_on_commit_callbacks
 ):
     with EmbeddingServer(mode="down") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         first = remember(client, org.acme_secret, actor="u1", key="a", fact="first fact").json()
         assert embedding_of(first["id"]).vector is None
         server.mode = "ok"
@@ -317,8 +315,7 @@ def test_a_failing_embedder_leaves_the_version_pending_and_the_write_acknowledge
     org, client, settings, mode
 ):
     with EmbeddingServer(mode=mode) as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         response = remember(client, org.acme_secret, actor="u1", key="k", fact="a fact")
         assert response.status_code == 201
         assert embedding_of(response.json()["id"]).vector is None
@@ -328,8 +325,7 @@ def test_a_failing_embedder_leaves_the_version_pending_and_the_write_acknowledge
 
 def test_the_http_embedder_speaks_the_openai_protocol_with_bounded_retries(settings):
     with EmbeddingServer(mode="down") as server:
-        for name, value in server.settings(MEMORY_EMBEDDER_RETRIES=2).items():
-            setattr(settings, name, value)
+        use_server(settings, server, MEMORY_EMBEDDER_RETRIES=2)
         assert providers.embed(["one", "two"]) is None
         assert len(server.requests) == 3  # the first try and two retries
         request = server.requests[0]
@@ -354,8 +350,7 @@ def test_the_http_embedder_speaks_the_openai_protocol_with_bounded_retries(setti
 
 def test_after_a_failure_the_embedder_is_left_alone_for_the_cooldown(org, client, settings):
     with EmbeddingServer(mode="down") as server:
-        for name, value in server.settings(MEMORY_EMBEDDER_COOLDOWN=60).items():
-            setattr(settings, name, value)
+        use_server(settings, server, MEMORY_EMBEDDER_COOLDOWN=60)
         remember(client, org.acme_secret, actor="u1", key="a", fact="one")
         tried = len(server.requests)
         server.mode = "ok"
@@ -371,8 +366,7 @@ def test_after_a_switch_old_vectors_are_never_compared_until_reembed_rebuilds_th
     org, client, settings
 ):
     with EmbeddingServer(mode="same") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         boss = remember(
             client, org.acme_secret, actor="u1", key="manager", fact="reports to Dana Whitfield"
         ).json()
@@ -413,8 +407,7 @@ def test_reembed_with_a_failing_embedder_exits_1_and_keeps_what_it_did(
 ):
     writes.publish(org.acme, "k", "a fact", principal=operator)
     with EmbeddingServer(mode="down") as server:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
+        use_server(settings, server)
         with pytest.raises(SystemExit) as exit_:
             call_command("reembed")
         assert exit_.value.code == 1
