@@ -86,7 +86,7 @@ def chain_entries(chain, records: list[Record] | None = None) -> list[Entry]:
 # key, place) and takes them after the pinned keys and before the rest, as select() does
 # with relevant keys; it then reads the columns the ranking needs from the heap as well.
 LIVE_COLUMNS = "s.token, m.key, m.pinned, m.created_at, m.expires_at, c.rank, m.id"
-LIVE_IN_CHAIN_RANKED = """
+LIVE_WITH_CHAIN_RANK = """
         FROM unnest(%(chain)s::text[]) WITH ORDINALITY AS c(token, rank)
         JOIN memory_core_scope s ON s.token = c.token
         JOIN memory_core_memory m ON m.scope_id = s.id
@@ -119,7 +119,7 @@ KEPT_ROWS = """
 """
 SELECTED_IN_CHAIN = f"""
     WITH live AS MATERIALIZED (
-        SELECT {LIVE_COLUMNS} {LIVE_IN_CHAIN_RANKED}
+        SELECT {LIVE_COLUMNS} {LIVE_WITH_CHAIN_RANK}
     ), keyed AS MATERIALIZED ({KEYED}
     ), kept AS (
         SELECT k.key

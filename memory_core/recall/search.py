@@ -45,7 +45,7 @@ from memory_core.applied import (
     KEPT_ROWS,
     KEYED,
     LIVE_COLUMNS,
-    LIVE_IN_CHAIN_RANKED,
+    LIVE_WITH_CHAIN_RANK,
     entry_shapes,
     selection_of,
     shape_row_of,
@@ -126,7 +126,7 @@ _TIERS = f"""
         SELECT %(vector)s::real[]::vector AS vector
     ), live AS MATERIALIZED (
         SELECT {LIVE_COLUMNS}, m.uid, m.text, m.author, m.search, m.search_simple
-        {LIVE_IN_CHAIN_RANKED}
+        {LIVE_WITH_CHAIN_RANK}
     ), words AS MATERIALIZED ({_WORDS}
     ), key_words AS MATERIALIZED (
         SELECT DISTINCT c.key, w.word
