@@ -22,9 +22,11 @@ the last statements before COMMIT. A body that ends without saying what its acce
 row records (`log`), or that it found nothing to change (`unchanged`), fails and is
 rolled back: no change goes unlogged by oversight.
 
-Two paths fit the shape without using it, because they write everything in one statement:
-the turn (turns.STORE_TURN writes the digest, its lines and its access-log row at once)
-and a read, which changes nothing but its own access-log row.
+Three paths fit the shape without using it, because they write everything in one
+statement: the turn (turns.STORE_TURN writes the digest, its lines and its access-log row
+at once), an agent's remember (writes.REMEMBER: one call of a function that makes the whole
+change, ledger event and access-log row last, as this shape orders them), and a read, which
+changes nothing but its own access-log row.
 """
 
 from contextlib import contextmanager
@@ -72,7 +74,8 @@ def in_extraction(extraction_uid: str):
     return _tagged("extraction", extraction_uid)
 
 
-def _tags() -> dict:
+def current_tags() -> dict:
+    """The tags of the change being made (in_bulk, for_proposal, in_extraction)."""
     return dict(_TAGS.get())
 
 
@@ -124,7 +127,7 @@ class Change:
             return
         if self.row is None:
             raise RuntimeError(f"the change {self.action!r} did not say what it logs")
-        tags = _tags()
+        tags = current_tags()
         for kind, scope, payload, actor_ref in self.events:
             ledger.append(kind, scope, self.principal, {**payload, **tags}, actor_ref=actor_ref)
         row = dict(self.row)

@@ -3,23 +3,29 @@
 Each is one audited change (changes.audited): it takes the (scope, key) lock, retires the
 live row it replaces (reason `superseded`), inserts the new version in the same lineage, and
 leaves its ledger event and its access-log row in the same transaction. Memory text is never
-edited in place.
+edited in place. The agent's remember, the most frequent, makes that same change in one call
+from the server (memory_core_remember, writes.sql).
 """
 
+import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from memory_core.accounts.permissions import may_write, write_verdict
 from memory_core.actors import ancestors, chain_of
-from memory_core.changes import Change, audited
+from memory_core.changes import Change, audited, current_tags, erased_as_gone
 from memory_core.db import prepared
-from memory_core.db.locks import advisory_xact_lock
+from memory_core.db.locks import advisory_xact_lock, lock_id
 from memory_core.errors import Forbidden, Invalid, NotFound
+from memory_core.ledger import access_log, ledger
 from memory_core.models import Actor, Author, Memory, RetiredReason, Scope
 from memory_core.recall import embeddings, providers
+from memory_core.rules.ids import memory_id
 from memory_core.rules.inputs import host_id_problem, require
 from memory_core.rules.scopes import fact_problem, key_problem
 
@@ -42,7 +48,7 @@ class Written:
 # has no vector to compare (no embedder, or it was down). The words are compared only for
 # those (and not for what its vector already found): pg_trgm's similarity costs about
 # 15 µs a row, the vectors' distance a fraction of that, and an actor may hold hundreds of
-# memories.
+# memories. The query is step 4 of memory_core_remember (writes.sql).
 # Calibrated on 30 rewordings under another key of tests/recall/cases.py's facts (each
 # paired with its original) and on every pair of two different facts of one person in
 # tests/recall/generalise and tests/recall/cases (7,668 pairs), with wordllama: 29 of the
@@ -53,56 +59,25 @@ SAME_FACT_TRIGRAM = 0.5
 SAME_FACT_NEAR = 0.45
 MAX_SIMILAR = 5
 
-# One statement after the write, over the actor's own scope only (its live rows by the
-# scope's index): the new version's vector is read back from the row attach() just wrote,
-# and each candidate's by its primary key (never a scan of every vector).
-SIMILAR = """
-    WITH written AS MATERIALIZED (
-        SELECT e.vector FROM memory_core_embedding e
-        WHERE e.memory_id = %(pk)s AND e.embedder = %(embedder)s AND e.dims = %(dims)s
-    ), scored AS MATERIALIZED (
-        SELECT m.uid, m.key, m.text,
-               (SELECT 1 - (e.vector <=> w.vector)
-                FROM memory_core_embedding e, written w
-                WHERE e.memory_id = m.id AND e.embedder = %(embedder)s AND e.dims = %(dims)s
-               ) AS meaning
-        FROM memory_core_memory m
-        WHERE m.scope_id = %(scope)s AND m.retired_at IS NULL AND m.key <> %(key)s
-          AND (m.expires_at IS NULL OR m.expires_at > now())
-    ), worded AS MATERIALIZED (
-        SELECT uid, key, meaning,
-               CASE WHEN meaning IS NULL OR meaning >= %(near)s AND meaning < %(vector)s
-                    THEN similarity(text, %(text)s) END AS words
-        FROM scored
+# An agent's remember, the whole change in one call from the server: memory_core_remember
+# (writes.sql) takes the slot's lock, reads its live row, retires it and inserts the new
+# version with its vector, finds the near-duplicates, and writes the ledger event and the
+# access-log row, each as a statement of its own. As a dozen statements sent from Python it
+# waited for a dozen round trips, which cost more than the statements.
+# Each parameter cast to its argument's type (psycopg sends ints by their size, a vector as
+# real[], strings untyped).
+_REMEMBER_ARGUMENTS = (
+    "bigint bigint bigint varchar text varchar uuid bigint varchar varchar varchar varchar "
+    "timestamptz boolean varchar smallint real[] float8 float8 float8 integer varchar varchar "
+    "varchar jsonb varchar varchar varchar"
+).split()
+REMEMBER = (
+    "SELECT * FROM memory_core_remember("
+    + ", ".join(
+        "%s::real[]::vector" if kind == "real[]" else f"%s::{kind}" for kind in _REMEMBER_ARGUMENTS
     )
-    SELECT uid, key FROM worded
-    WHERE meaning >= %(vector)s OR words >= %(trigram)s
-    ORDER BY greatest(meaning, words) DESC, key
-    LIMIT %(limit)s
-"""
-
-
-def similar_memories(memory: Memory) -> list[dict]:
-    """The live memories at `memory`'s scope, under other keys, that hold (nearly) the same
-    fact: {"id", "key", "scope"} each, the closest first, at most MAX_SIMILAR."""
-    embedder = providers.current()
-    rows = prepared.fetch_all(
-        SIMILAR,
-        {
-            "pk": memory.pk,
-            "scope": memory.scope_id,
-            "key": memory.key,
-            "text": memory.text,
-            "embedder": embedder.identity if embedder else None,
-            "dims": embedder.dims if embedder else None,
-            "vector": embedder.same_fact_similarity if embedder else 2.0,
-            "trigram": SAME_FACT_TRIGRAM,
-            "near": SAME_FACT_NEAR,
-            "limit": MAX_SIMILAR,
-        },
-    )
-    token = memory.scope.token
-    return [{"id": uid, "key": key, "scope": token} for uid, key in rows]
+    + ")"
+)
 
 
 def check_key_and_fact(key: str, text: str) -> None:
@@ -223,14 +198,21 @@ def remember(
 
     `same_fact_unchanged` (capture's items): when the live memory at that key already says
     exactly this fact, nothing is written and the live row comes back (`created` False).
+    A write this (actor, run_id, tool_call_id) already made comes back as stored (`created`
+    False), with what is similar to it.
 
     A remember inside a run is held to the chain that run recorded (DESIGN, "Determinism"),
     so that membership edits mid-run cannot widen what it may write. Every chain of the
     actor, recorded or current, starts with the actor's own scope, and that is the only
     scope an agent writes at (the API has no scope parameter): the rule is decided from the
     actor alone, without reading the run's recorded chain.
+
+    The change is the one changes.audited would make (refusal logged; the state, its ledger
+    event and its access-log row together or not at all), made by one call of
+    memory_core_remember (REMEMBER): outside a transaction that statement is the whole
+    transaction; inside one (capture's), it runs in a savepoint.
     """
-    with audited(principal, "remember", actor_ref=actor.ref) as change:
+    with access_log.refusals_logged(principal, "remember", actor_ref=actor.ref):
         check_key_and_fact(key, fact)
         require(
             host_id_problem(run_id, "run_id"),
@@ -241,40 +223,86 @@ def remember(
         verdict = write_verdict(principal, scope, actor=actor)
         if not verdict.allowed:
             raise Forbidden("an agent writes only at its actor's own scope", reason=verdict.reason)
-        live = lock_slot(scope, key)
-        if run_id and tool_call_id:
-            stored = (
-                Memory.objects.select_related("scope", "origin_actor", "supersedes")
-                .filter(origin_actor=actor, origin_run=run_id, origin_tool_call=tool_call_id)
-                .first()
+        # The vector before any lock: an embedder over HTTP never holds the slot.
+        vector = embeddings.document_vector(key, fact)
+        embedder = providers.current()
+        tags = current_tags()
+        uid, lineage, now = memory_id(), uuid.uuid4(), timezone.now()
+        ledger.check_payload({"memory": uid, "supersedes": uid, "chars": len(fact), **tags})
+        with erased_as_gone(actor.ref), _one_change():
+            row = prepared.fetch_one(
+                REMEMBER,
+                [
+                    lock_id("memory", scope.id, key),
+                    ledger.stream_lock(scope.stream),
+                    scope.id,
+                    key,
+                    fact,
+                    uid,
+                    lineage,
+                    actor.pk,
+                    thread_id or None,
+                    run_id or None,
+                    tool_call_id or None,
+                    principal.name,
+                    now,
+                    same_fact_unchanged,
+                    embedder.identity if embedder else None,
+                    embedder.dims if embedder else None,
+                    vector,
+                    embedder.same_fact_similarity if embedder else 2.0,
+                    SAME_FACT_NEAR,
+                    SAME_FACT_TRIGRAM,
+                    MAX_SIMILAR,
+                    scope.stream,
+                    scope.token,
+                    actor.ref,
+                    Jsonb(tags),
+                    principal.channel,
+                    access_log.REQUEST_ID.get(),
+                    ledger.GENESIS,
+                ],
             )
-            if stored is not None:
-                repeat = Written(stored, created=False, similar=similar_memories(stored))
-                return log_written(change, repeat)
-        if same_fact_unchanged and live is not None and live.text == fact:
-            return log_written(change, Written(live, created=False))
-        memory = supersede(
-            live,
-            principal,
-            scope=scope,
-            key=key,
-            text=fact,
-            author=Author.AGENT,
-            origin_actor=actor,
-            origin_thread=thread_id or None,
-            origin_run=run_id or None,
-            origin_tool_call=tool_call_id or None,
-            pinned=live.pinned if live is not None else False,
-            tags=list(live.tags) if live is not None else [],
-        )
-        change.event(
-            "memory.remembered",
-            scope,
-            {"memory": memory.uid, "supersedes": live.uid if live else None, "chars": len(fact)},
-            actor_ref=actor.ref,
-        )
-        written = Written(memory, created=True, similar=similar_memories(memory))
-        return log_written(change, written)
+        if row is None:  # the function returns its one row or raises
+            raise DatabaseError("memory_core_remember returned no row")
+        pk, created, pinned, tags_kept, lineage, supersedes_id, supersedes_uid, uids, keys = row
+        if created:
+            embeddings.after_write(vector is not None)
+            memory = Memory(
+                pk=pk,
+                uid=uid,
+                scope=scope,
+                key=key,
+                text=fact,
+                pinned=pinned,
+                tags=list(tags_kept),
+                author=Author.AGENT,
+                origin_actor=actor,
+                origin_thread=thread_id or None,
+                origin_run=run_id or None,
+                origin_tool_call=tool_call_id or None,
+                lineage=lineage,
+                created_at=now,
+            )
+            memory._state.adding = False
+            memory._state.db = connection.alias
+            if supersedes_id is not None:
+                # Only its id and public id are known; anything else loads on first use.
+                memory.supersedes = Memory.from_db(
+                    connection.alias, ["id", "uid"], [supersedes_id, supersedes_uid]
+                )
+        else:
+            memory = Memory.objects.select_related("scope", "origin_actor", "supersedes").get(pk=pk)
+        token = memory.scope.token
+        similar = [{"id": u, "key": k, "scope": token} for u, k in zip(uids, keys, strict=True)]
+        return Written(memory, created=created, similar=similar)
+
+
+def _one_change():
+    """What memory_core_remember's statement runs in: nothing more outside a transaction
+    (the statement is one), a savepoint inside one, so that its failure leaves the outer
+    transaction as audited() would."""
+    return transaction.atomic() if connection.in_atomic_block else nullcontext()
 
 
 def log_written(change: Change, written: Written) -> Written:

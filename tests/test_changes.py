@@ -19,7 +19,10 @@ from memory_core.errors import Forbidden
 from memory_core.models import AccessLog, ApiKey, LedgerEvent, Message, ScopeGrant
 
 ACCESS_INSERT = "INTO memory_core_accesslog"
-LEDGER_INSERT = "INTO memory_core_ledgerevent"
+LEDGER_APPEND = "memory_core_ledger_append("
+# A remember's whole change is one call (writes.sql): its own last statements are the ledger
+# event and the access-log row.
+REMEMBER_CALL = "memory_core_remember("
 
 
 def statements(capture) -> list[str]:
@@ -77,13 +80,19 @@ def test_every_change_logs_its_event_and_its_access_row_before_its_commit(
     with CaptureQueriesContext(connection) as capture:
         call(org, users, operator)
     sql = statements(capture)
-    last_access = max(i for i, s in enumerate(sql) if ACCESS_INSERT in s)
+    last_access = max(i for i, s in enumerate(sql) if ACCESS_INSERT in s or REMEMBER_CALL in s)
     # The access-log row, then the change's COMMIT, and nothing else.
     assert [s.split('"')[0].strip() for s in sql[last_access + 1 :]] == ["RELEASE SAVEPOINT"]
     row = AccessLog.objects.order_by("-id").first()
     assert row.action == action.split(" ")[0]
-    events = [i for i, s in enumerate(sql) if LEDGER_INSERT in s]
-    if action != "message":  # a message is a transcript line: no ledger event
+    if action == "message":  # a message is a transcript line: no ledger event
+        return
+    event = LedgerEvent.objects.order_by("-id").first()
+    assert event.created_at <= row.created_at
+    if REMEMBER_CALL in sql[last_access]:
+        assert event.payload["memory"] == row.memory_ids[0]
+    else:
+        events = [i for i, s in enumerate(sql) if LEDGER_APPEND in s]
         assert events and events[-1] < last_access
 
 

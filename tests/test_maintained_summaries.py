@@ -25,6 +25,7 @@ from memory_core import bulk, curation, erasure, forgetting, undo, writes
 from memory_core.conflicts import conflicts
 from memory_core.errors import DomainError
 from memory_core.models import Actor, ChainConflict, Memory, ScopeCount
+from memory_core.rules.ids import memory_id
 from memory_core.summaries import live_counts
 from tests.test_rule_copies import EVERYTHING, live_records, resolved_pairs
 from tests.worlds import MEMORY_KEYS, World, worlds
@@ -51,6 +52,7 @@ WRITES = [
     "bulk-invalidate",
     "bulk-forget",
     "set-wise-retire",
+    "retire-and-insert",
     "import",
     "memberships",
     "expire",
@@ -207,6 +209,35 @@ def _write(world: World, kind: str, n: int, key: str, operator) -> None:
         Memory.objects.filter(id__in=ids).update(
             retired_at=now, retired_reason="invalidated", retired_by="test"
         )
+    elif kind == "retire-and-insert" and (memory := _pick(live, n)):
+        # One statement that retires a live row and inserts a row, as a remember replacing a
+        # value does (writes.sql): at the same key (the update trigger leaves it to the
+        # insert's) or, every other time, at another key of the scope (it must not).
+        other = MEMORY_KEYS[(MEMORY_KEYS.index(memory.key) + 1) % len(MEMORY_KEYS)]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """WITH retired AS (
+                       UPDATE memory_core_memory
+                       SET retired_at = now(), retired_reason = 'superseded', retired_by = 'test'
+                       WHERE id = %s RETURNING id, scope_id, lineage
+                   )
+                   INSERT INTO memory_core_memory
+                       (uid, scope_id, key, text, pinned, tags, author, origin_user, lineage,
+                        created_at, retired_reason, retired_note, retired_by, supersedes_id)
+                   SELECT %s, r.scope_id, %s, %s, false, '{}', 'human', 'test', r.lineage,
+                          now(), '', '', '', r.id
+                   FROM retired r
+                   WHERE NOT EXISTS (
+                       SELECT 1 FROM memory_core_memory m WHERE m.scope_id = r.scope_id
+                       AND m.key = %s AND m.retired_at IS NULL AND m.id <> r.id)""",
+                [
+                    memory.pk,
+                    memory_id(),
+                    memory.key if n % 2 == 0 else other,
+                    f"replaced {n}",
+                    memory.key if n % 2 == 0 else other,
+                ],
+            )
     elif kind == "import":
         scope = _pick([s for s in world.scopes if not s.token.startswith("actor:")], n)
         lines = [

@@ -15,13 +15,13 @@ import json
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from memory_core.db import prepared
-from memory_core.db.locks import advisory_xact_lock
+from memory_core.db.locks import lock_id
 from memory_core.models import LedgerEvent
 
 GENESIS = "0" * 64
@@ -117,57 +117,47 @@ def event_hash(event) -> str:
     return hashlib.sha256(canonical(event)).hexdigest()
 
 
-# Reads the stream's last event and appends the next one in one statement; the caller
-# holds the stream's advisory lock, taken in an earlier statement so that this one's
-# snapshot already sees whatever the previous holder committed. PostgreSQL computes the
-# hash over the values it stores.
-_APPEND = """
-    INSERT INTO memory_core_ledgerevent
-        (stream, seq, kind, scope, principal, actor_ref, payload, created_at, prev_hash, hash)
-    SELECT e.stream, e.seq, e.kind, e.scope, e.principal, e.actor_ref, e.payload,
-           e.created_at, e.prev_hash,
-           memory_core_ledger_hash(e.stream, e.seq, e.kind, e.scope, e.principal,
-                                   e.actor_ref, e.payload, e.created_at, e.prev_hash)
-    FROM (
-        SELECT %s::varchar AS stream, coalesce(last.seq, 0) + 1 AS seq, %s::varchar AS kind,
-               %s::varchar AS scope, %s::varchar AS principal, %s::varchar AS actor_ref,
-               %s::jsonb AS payload, %s::timestamptz AS created_at,
-               coalesce(last.hash, %s)::varchar AS prev_hash
-        FROM (SELECT 1) AS one
-        LEFT JOIN LATERAL (
-            SELECT seq, hash FROM memory_core_ledgerevent
-            WHERE stream = %s ORDER BY seq DESC LIMIT 1
-        ) AS last ON true
-    ) AS e
-    RETURNING id, seq, prev_hash, hash
-"""
+# The stream's lock, then its last event read and the next one appended, in one call:
+# memory_core_ledger_append (ledger.sql), a function so that its INSERT takes its snapshot
+# after the lock is held and sees whatever the previous holder committed. PostgreSQL
+# computes the hash over the values it stores.
+_APPEND = "SELECT * FROM memory_core_ledger_append(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+
+
+def check_payload(payload: dict) -> None:
+    """Refuse a payload field outside ALLOWED_PAYLOAD_FIELDS, or a value jsonb would not
+    render back unchanged (a float)."""
+    unknown = set(payload) - ALLOWED_PAYLOAD_FIELDS
+    if unknown:
+        raise ValueError(f"ledger payload fields not allowed: {sorted(unknown)}")
+    _jsonb_text(payload)
+
+
+def stream_lock(stream: str) -> int:
+    """The advisory lock every appender of `stream` takes (memory_core.db.locks)."""
+    return lock_id("ledger", stream)
 
 
 def append(kind: str, scope, principal, payload: dict, actor_ref: str | None = None):
     """Add one event to the stream of `scope` (a Scope), inside the caller's transaction
-    (or a transaction of its own): a failed append fails the change it records."""
-    unknown = set(payload) - ALLOWED_PAYLOAD_FIELDS
-    if unknown:
-        raise ValueError(f"ledger payload fields not allowed: {sorted(unknown)}")
-    _jsonb_text(payload)  # refuses what jsonb would not render back unchanged (floats)
+    (or as a statement of its own): a failed append fails the change it records."""
+    check_payload(payload)
     stream = scope.stream
     created_at = timezone.now()
-    with transaction.atomic(savepoint=False):
-        advisory_xact_lock("ledger", stream)
-        pk, seq, prev_hash, sealed = prepared.fetch_one(
-            _APPEND,
-            [
-                stream,
-                kind,
-                scope.token,
-                principal.name,
-                actor_ref,
-                Jsonb(payload),
-                created_at,
-                GENESIS,
-                stream,
-            ],
-        )
+    pk, seq, prev_hash, sealed = prepared.fetch_one(
+        _APPEND,
+        [
+            stream_lock(stream),
+            stream,
+            kind,
+            scope.token,
+            principal.name,
+            actor_ref,
+            Jsonb(payload),
+            created_at,
+            GENESIS,
+        ],
+    )
     return LedgerEvent(
         id=pk,
         stream=stream,

@@ -202,9 +202,19 @@ BEGIN
     ORDER BY d.scope_id
     ON CONFLICT (scope_id) DO UPDATE SET held = c.held + EXCLUDED.held,
         agent = c.agent + EXCLUDED.agent, pinned = c.pinned + EXCLUDED.pinned;
+    -- A version retired by the statement that also inserted its successor (a remember that
+    -- replaces a value, writes.sql) leaves its key to the insert's trigger, which resolves
+    -- it again with both changes seen: one conflict rebuild, not two. Only that statement
+    -- can have made another row live at the key meanwhile (one live row per scope and key:
+    -- any other writer of the key waits for this transaction), and a row this update made
+    -- live again is among its own keys.
     SELECT array_agg(n.scope_id), array_agg(n.key) INTO s, k
     FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE (n.retired_at IS NULL) <> (o.retired_at IS NULL);
+    WHERE (n.retired_at IS NULL) <> (o.retired_at IS NULL)
+      AND NOT (n.retired_at IS NOT NULL AND EXISTS (
+          SELECT 1 FROM memory_core_memory m
+          WHERE m.scope_id = n.scope_id AND m.key = n.key AND m.retired_at IS NULL
+            AND NOT EXISTS (SELECT 1 FROM new_rows r WHERE r.id = m.id)));
     PERFORM memory_core_values_changed(s, k);
     RETURN NULL;
 END;

@@ -132,6 +132,22 @@ MISSING = """
 """
 
 
+def document_vector(key: str, text: str) -> Vector | None:
+    """The vector of a memory about to be written (None: it will be left pending), for a
+    write that stores it itself (writes.remember); then after_write(). attach() is both."""
+    found = providers.embed_documents([(key, text)])
+    return Vector(found[1][0]) if found else None
+
+
+def after_write(embedded: bool) -> None:
+    """After a write stored a version's vector row: a pending one makes this process catch
+    up later; an embedded one catches up a little once the write commits."""
+    if not embedded:
+        _catch_up.wanted = True
+    elif _catch_up.wanted:
+        transaction.on_commit(_fill_some_pending)
+
+
 def attach(memory) -> bool:
     """The embedding row of a version just inserted, in the write's transaction. True when
     it was embedded, False when it is left pending."""
@@ -147,10 +163,7 @@ def attach(memory) -> bool:
             "at": timezone.now() if found else None,
         },
     )
-    if not found:
-        _catch_up.wanted = True
-    elif _catch_up.wanted:
-        transaction.on_commit(_fill_some_pending)
+    after_write(found is not None)
     return found is not None
 
 
