@@ -20,14 +20,17 @@ from memory_core.shapes import Beaten, resolving_threads, shape, shape_row
 KEY_IN_SCOPES = f"{CHAIN_RECORDS} AND m.key = %(key)s"
 
 
-def memory_shape_for_actor(memory: Memory, chain) -> dict:
+def memory_shape_for_actor(memory: Memory, chain, wider: list[Record] | None = None) -> dict:
     """The memory shape with `overrides` as the actor's read-back shows them: the live
     values of the same key at the scopes of the chain wider than the memory's own,
-    narrowest first (the precedence resolver orders them)."""
-    position = chain.index(memory.scope.token)
-    wider = chain[position + 1 :]
-    records = prepared.fetch_all(KEY_IN_SCOPES, {"chain": list(wider), "key": memory.key})
-    entries = resolve([Record(*row) for row in records], chain, now=timezone.now())
+    narrowest first (the precedence resolver orders them). `wider`: those values, when the
+    caller already read them (writes.remember's statement does)."""
+    if wider is None:
+        position = chain.index(memory.scope.token)
+        scopes = chain[position + 1 :]
+        rows = prepared.fetch_all(KEY_IN_SCOPES, {"chain": list(scopes), "key": memory.key})
+        wider = [Record(*row) for row in rows]
+    entries = resolve(wider, chain, now=timezone.now())
     beaten = [entries[0].winner, *entries[0].overrides] if entries else []
     overrides = [Beaten(r.id, r.scope, r.text, r.author) for r in beaten]
     return shape(shape_row(memory, resolving_threads([memory])), overrides)

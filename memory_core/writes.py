@@ -8,6 +8,7 @@ from the server (memory_core_remember, writes.sql).
 """
 
 import uuid
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from psycopg.types.json import Jsonb
 
 from memory_core.accounts.permissions import may_write, write_verdict
 from memory_core.actors import ancestors, chain_of
+from memory_core.applied import CHAIN_RECORDS
 from memory_core.changes import Change, audited, current_tags, erased_as_gone
 from memory_core.db import prepared
 from memory_core.db.locks import advisory_xact_lock, lock_id
@@ -25,6 +27,7 @@ from memory_core.errors import Forbidden, Invalid, NotFound
 from memory_core.ledger import access_log, ledger
 from memory_core.models import Actor, Author, Memory, RetiredReason, Scope
 from memory_core.recall import embeddings, providers
+from memory_core.rules.facts import Record
 from memory_core.rules.ids import memory_id
 from memory_core.rules.inputs import host_id_problem, require
 from memory_core.rules.scopes import fact_problem, key_problem
@@ -39,6 +42,9 @@ class Written:
     # remember: the actor's live memories under other keys that hold (nearly) the same
     # fact, each {"id", "key", "scope"} (similar_memories).
     similar: list[dict] = field(default_factory=list)
+    # remember(chain=...): the live values of the memory's key at the chain's scopes wider
+    # than its own (None: not read).
+    wider: list[Record] | None = None
 
 
 # Near-duplicates (remember's `similar`): a live memory at the same actor's scope, under
@@ -64,20 +70,55 @@ MAX_SIMILAR = 5
 # version with its vector, finds the near-duplicates, and writes the ledger event and the
 # access-log row, each as a statement of its own. As a dozen statements sent from Python it
 # waited for a dozen round trips, which cost more than the statements.
-# Each parameter cast to its argument's type (psycopg sends ints by their size, a vector as
+#
+# Each argument by its name, cast to its type (psycopg sends ints by their size, a vector as
 # real[], strings untyped).
 _REMEMBER_ARGUMENTS = (
-    "bigint bigint bigint varchar text varchar uuid bigint varchar varchar varchar varchar "
-    "timestamptz boolean varchar smallint real[] float8 float8 float8 integer varchar varchar "
-    "varchar jsonb varchar varchar varchar"
-).split()
-REMEMBER = (
-    "SELECT * FROM memory_core_remember("
-    + ", ".join(
-        "%s::real[]::vector" if kind == "real[]" else f"%s::{kind}" for kind in _REMEMBER_ARGUMENTS
-    )
+    ("slot_lock", "bigint"),
+    ("stream_lock", "bigint"),
+    ("scope", "bigint"),
+    ("key", "varchar"),
+    ("text", "text"),
+    ("uid", "varchar"),
+    ("lineage", "uuid"),
+    ("actor", "bigint"),
+    ("thread", "varchar"),
+    ("run", "varchar"),
+    ("tool_call", "varchar"),
+    ("principal", "varchar"),
+    ("at", "timestamptz"),
+    ("same_fact_unchanged", "boolean"),
+    ("embedder", "varchar"),
+    ("dims", "smallint"),
+    ("vector", "real[]::vector"),
+    ("same_vector", "float8"),
+    ("same_near", "float8"),
+    ("same_trigram", "float8"),
+    ("similar_limit", "integer"),
+    ("stream", "varchar"),
+    ("scope_token", "varchar"),
+    ("actor_ref", "varchar"),
+    ("tags", "jsonb"),
+    ("channel", "varchar"),
+    ("request_id", "varchar"),
+    ("genesis", "varchar"),
+)
+_CALL = (
+    "memory_core_remember("
+    + ", ".join(f"%({name})s::{kind}" for name, kind in _REMEMBER_ARGUMENTS)
     + ")"
 )
+# The answer's wider values come back from the same statement: the live values of the key
+# at the scopes of the actor's chain wider than its own (`wider`, what the API's overrides
+# show: visibility.memory_shape_for_actor). A statement of their own cost the round trip
+# that made a remember slower than a turn. Read in the statement's snapshot, taken before
+# the function ran; the function writes only at the actor's own scope, which is not among
+# them.
+REMEMBER = f"""
+    SELECT r.*, w.*
+    FROM {_CALL} AS r
+    LEFT JOIN LATERAL ({CHAIN_RECORDS} AND m.key = %(key)s) AS w ON true
+"""
 
 
 def check_key_and_fact(key: str, text: str) -> None:
@@ -193,8 +234,12 @@ def remember(
     tool_call_id: str | None = None,
     thread_id: str | None = None,
     same_fact_unchanged: bool = False,
+    chain: Sequence[str] | None = None,
 ) -> Written:
     """The agent's write: always at the actor's own scope, authored `agent`.
+
+    `chain` (the actor's, its own scope first): the answer's wider values of the key are
+    read in the same statement (`wider`, for visibility.memory_shape_for_actor).
 
     `same_fact_unchanged` (capture's items): when the live memory at that key already says
     exactly this fact, nothing is written and the live row comes back (`created` False).
@@ -229,43 +274,46 @@ def remember(
         tags = current_tags()
         uid, lineage, now = memory_id(), uuid.uuid4(), timezone.now()
         ledger.check_payload({"memory": uid, "supersedes": uid, "chars": len(fact), **tags})
+        wider = list(chain[1:]) if chain is not None else []
         with erased_as_gone(actor.ref), _one_change():
-            row = prepared.fetch_one(
+            rows = prepared.fetch_all(
                 REMEMBER,
-                [
-                    lock_id("memory", scope.id, key),
-                    ledger.stream_lock(scope.stream),
-                    scope.id,
-                    key,
-                    fact,
-                    uid,
-                    lineage,
-                    actor.pk,
-                    thread_id or None,
-                    run_id or None,
-                    tool_call_id or None,
-                    principal.name,
-                    now,
-                    same_fact_unchanged,
-                    embedder.identity if embedder else None,
-                    embedder.dims if embedder else None,
-                    vector,
-                    embedder.same_fact_similarity if embedder else 2.0,
-                    SAME_FACT_NEAR,
-                    SAME_FACT_TRIGRAM,
-                    MAX_SIMILAR,
-                    scope.stream,
-                    scope.token,
-                    actor.ref,
-                    Jsonb(tags),
-                    principal.channel,
-                    access_log.REQUEST_ID.get(),
-                    ledger.GENESIS,
-                ],
+                {
+                    "slot_lock": lock_id("memory", scope.id, key),
+                    "stream_lock": ledger.stream_lock(scope.stream),
+                    "scope": scope.id,
+                    "key": key,
+                    "text": fact,
+                    "uid": uid,
+                    "lineage": lineage,
+                    "actor": actor.pk,
+                    "thread": thread_id or None,
+                    "run": run_id or None,
+                    "tool_call": tool_call_id or None,
+                    "principal": principal.name,
+                    "at": now,
+                    "same_fact_unchanged": same_fact_unchanged,
+                    "embedder": embedder.identity if embedder else None,
+                    "dims": embedder.dims if embedder else None,
+                    "vector": vector,
+                    "same_vector": embedder.same_fact_similarity if embedder else 2.0,
+                    "same_near": SAME_FACT_NEAR,
+                    "same_trigram": SAME_FACT_TRIGRAM,
+                    "similar_limit": MAX_SIMILAR,
+                    "stream": scope.stream,
+                    "scope_token": scope.token,
+                    "actor_ref": actor.ref,
+                    "tags": Jsonb(tags),
+                    "channel": principal.channel,
+                    "request_id": access_log.REQUEST_ID.get(),
+                    "genesis": ledger.GENESIS,
+                    "chain": wider,
+                },
             )
+        row = rows[0] if rows else None
         if row is None:  # the function returns its one row or raises
             raise DatabaseError("memory_core_remember returned no row")
-        pk, created, pinned, tags_kept, lineage, supersedes_id, supersedes_uid, uids, keys = row
+        pk, created, pinned, tags_kept, lineage, supersedes_id, supersedes_uid, uids, keys = row[:9]
         if created:
             embeddings.after_write(vector is not None)
             memory = Memory(
@@ -295,7 +343,11 @@ def remember(
             memory = Memory.objects.select_related("scope", "origin_actor", "supersedes").get(pk=pk)
         token = memory.scope.token
         similar = [{"id": u, "key": k, "scope": token} for u, k in zip(uids, keys, strict=True)]
-        return Written(memory, created=created, similar=similar)
+        if chain is None or (memory.scope_id, memory.key) != (scope.id, key):
+            # Not asked, or a repeat stored under another key: its values are read apart.
+            return Written(memory, created=created, similar=similar)
+        found = [Record(*r[9:]) for r in rows if r[9] is not None]
+        return Written(memory, created=created, similar=similar, wider=found)
 
 
 def _one_change():

@@ -211,16 +211,17 @@ def test_remember_costs_a_bounded_number_of_queries(
 ):
     writes.publish(org.root, "fiscal-year", "starts in October", principal=operator)
     call = {"actor": "u1", "key": "fiscal-year", "fact": "calendar year", "run_id": "r1"}
-    # Measured: 14 for a first write. The request's own: the key with its reach, the actor
-    # with its chain, and the overrides' wider rows. The service's 11: its transaction (2
-    # savepoint statements under the test's), the slot lock, the live row, the tool-call
-    # check, the insert and its embedding, the near-duplicates (`similar`, one statement),
-    # the ledger append (stream lock, then one INSERT … SELECT of the head) and the
-    # access-log row. No read of the run's recorded chain: an agent writes only at its
-    # actor's own scope, which heads every chain (writes.remember). A repeated tool call: 10.
-    with django_assert_max_num_queries(14):
+    # Measured: 5 for a first write. The request's own: the key with its reach and the actor
+    # with its chain. The service's: one call of memory_core_remember (writes.sql: the slot
+    # lock, the live row, the tool-call check, the retire and insert, the vector, the
+    # near-duplicates, the ledger append and the access-log row), with the overrides' wider
+    # rows in the same statement, and the savepoint round it under the test's transaction
+    # (none outside one). No read of the run's recorded chain: an agent writes only at its
+    # actor's own scope, which heads every chain (writes.remember). A repeated tool call: 6
+    # (the stored version is loaded by the ORM).
+    with django_assert_max_num_queries(5):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 201
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(6):
         assert remember(client, org.acme_secret, **call, tool_call_id="c1").status_code == 200
 
 

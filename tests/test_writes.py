@@ -129,3 +129,47 @@ def test_promote_beyond_the_users_grant_is_refused(org, users):
     with pytest.raises(Invalid):
         writes.promote(agent, org.globex, principal=users.p_su)  # not in the actor's chain
     assert not Memory.objects.filter(scope__in=[org.root, org.globex]).exists()
+
+
+def test_remember_reads_the_wider_values_of_its_key_in_its_own_statement(org, operator):
+    from memory_core import visibility
+    from memory_core.actors import chain_of
+    from memory_core.db import prepared
+    from memory_core.rules.facts import Record
+
+    writes.publish(org.root, "fiscal-year", "starts in October", principal=operator)
+    writes.publish(org.acme, "fiscal-year", "starts in April", principal=operator)
+    writes.publish(org.globex, "fiscal-year", "globex: July", principal=operator)
+    writes.publish(org.acme, "units", "metric", principal=operator)
+    chain = chain_of(org.u1)
+    written = writes.remember(
+        org.u1, "fiscal-year", "calendar year", principal=org.acme_agent, chain=chain
+    )
+    apart = prepared.fetch_all(
+        visibility.KEY_IN_SCOPES, {"chain": list(chain[1:]), "key": "fiscal-year"}
+    )
+    assert sorted(written.wider) == sorted(Record(*row) for row in apart)
+    assert {r.scope for r in written.wider} == {"tenant:acme", "global"}
+    shown = visibility.memory_shape_for_actor(written.memory, chain, written.wider)
+    assert shown == visibility.memory_shape_for_actor(written.memory, chain)
+    # Not asked for: not read.
+    assert writes.remember(org.u1, "units", "imperial", principal=org.acme_agent).wider is None
+
+
+def test_a_repeated_tool_call_under_another_key_leaves_its_wider_values_to_be_read_apart(org):
+    from memory_core.actors import chain_of
+
+    chain = chain_of(org.u1)
+    first = writes.remember(
+        org.u1, "tz", "Lisbon", principal=org.acme_agent, run_id="r", tool_call_id="c"
+    )
+    again = writes.remember(
+        org.u1,
+        "city",
+        "Lisbon",
+        principal=org.acme_agent,
+        run_id="r",
+        tool_call_id="c",
+        chain=chain,
+    )
+    assert (again.created, again.memory.uid, again.wider) == (False, first.memory.uid, None)

@@ -45,6 +45,7 @@ def remember(request, payload: RememberIn):
     live memories under other keys that hold (nearly) the same fact."""
     principal = request.auth
     actor = actors.actor_for_key(payload.actor, principal.api_key, principal, register=True)
+    chain = actors.chain_of(actor)
     written = writes.remember(
         actor,
         payload.key,
@@ -53,8 +54,9 @@ def remember(request, payload: RememberIn):
         run_id=payload.run_id,
         tool_call_id=payload.tool_call_id,
         thread_id=payload.thread_id,
+        chain=chain,
     )
-    shape = visibility.memory_shape_for_actor(written.memory, actors.chain_of(actor))
+    shape = visibility.memory_shape_for_actor(written.memory, chain, written.wider)
     return sent_as_is({**shape, "similar": written.similar}, 201 if written.created else 200)
 
 

@@ -104,6 +104,7 @@ def memory_context(connection: Connection, args: ContextArguments) -> tuple[dict
 
 def remember(connection: Connection, args: RememberArguments) -> tuple[dict, str]:
     actor = connection.actor(register=True)
+    chain = actors.chain_of(actor)
     written = writes.remember(
         actor,
         args.key,
@@ -112,8 +113,9 @@ def remember(connection: Connection, args: RememberArguments) -> tuple[dict, str
         run_id=args.run_id,
         tool_call_id=args.tool_call_id,
         thread_id=args.thread_id,
+        chain=chain,
     )
-    shape = visibility.memory_shape_for_actor(written.memory, actors.chain_of(actor))
+    shape = visibility.memory_shape_for_actor(written.memory, chain, written.wider)
     body = {**shape, "similar": written.similar}
     return body, renderings.remembered(body, written.created)
 
