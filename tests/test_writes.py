@@ -173,3 +173,34 @@ def test_a_repeated_tool_call_under_another_key_leaves_its_wider_values_to_be_re
         chain=chain,
     )
     assert (again.created, again.memory.uid, again.wider) == (False, first.memory.uid, None)
+
+
+def test_outside_a_transaction_a_remember_is_one_statement_and_its_own_transaction(
+    transactional_db, org
+):
+    """No BEGIN, no COMMIT: the call is the transaction, and it leaves the version, its
+    vector, its ledger event and its access-log row (writes.sql)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory_core.models import Embedding
+
+    writes.remember(org.u1, "tz", "Lisbon", principal=org.acme_agent)
+    with CaptureQueriesContext(connection) as capture:
+        written = writes.remember(org.u1, "tz", "Porto", principal=org.acme_agent)
+    sql = [q["sql"] for q in capture.captured_queries]
+    assert len(sql) == 1 and "memory_core_remember(" in sql[0]
+    assert not connection.in_atomic_block
+    memory = written.memory
+    old = Memory.objects.get(uid=written.memory.supersedes.uid)
+    assert (old.retired_reason, old.retired_by) == ("superseded", org.acme_agent.name)
+    assert Memory.objects.get(pk=memory.pk).text == "Porto"
+    assert Embedding.objects.filter(memory_id=memory.pk).exists()
+    event = LedgerEvent.objects.get(kind="memory.remembered", payload__memory=memory.uid)
+    assert event.payload == {"memory": memory.uid, "supersedes": old.uid, "chars": 5}
+    row = AccessLog.objects.get(action="remember", memory_ids=[memory.uid])
+    assert (row.outcome, row.scope, row.detail) == (
+        201,
+        "actor:acme/u1",
+        {"chars": 5, "created": True},
+    )
