@@ -4,6 +4,7 @@ suggestions, its outcome filter) to these, so a kind or a status added to a serv
 up in the console, and one the code no longer writes leaves it."""
 
 import ast
+import re
 from pathlib import Path
 
 import memory_core.errors as errors
@@ -61,14 +62,25 @@ def _calls(names: set[tuple[str, str]]):
                     yield path, node, function
 
 
+# A ledger append made by SQL (memory_core/writes.sql): memory_core_ledger_append(lock,
+# stream, '<kind>', ...), its kind a literal.
+_SQL_APPEND = re.compile(r"memory_core_ledger_append\(\s*[^,()]+,\s*[^,()]+,\s*'([^']+)'")
+
+
 def written_event_kinds() -> dict[str, str]:
-    """{kind: where} for every ledger event kind passed to change.event / ledger.append."""
+    """{kind: where} for every ledger event kind passed to change.event / ledger.append, or
+    to memory_core_ledger_append by a function of the SQL files."""
     kinds = {}
     for path, call, function in _calls({("change", "event"), ("ledger", "append")}):
         if call.args:
             for kind in _values(call.args[0], function):
                 if isinstance(kind, str):
                     kinds.setdefault(kind, f"{path.relative_to(ROOT)}:{call.lineno}")
+    for path in sorted((ROOT / "memory_core").rglob("*.sql")):
+        text = path.read_text()
+        for found in _SQL_APPEND.finditer(text):
+            line = text.count("\n", 0, found.start()) + 1
+            kinds.setdefault(found[1], f"{path.relative_to(ROOT)}:{line}")
     return kinds
 
 
