@@ -40,7 +40,7 @@ class Written:
     memory: Memory
     created: bool  # False when an idempotent repeat returned the stored record
     # remember: the actor's live memories under other keys that hold (nearly) the same
-    # fact, each {"id", "key", "scope"} (similar_memories).
+    # fact, each {"id", "key", "scope"} (step 4 of memory_core_remember, writes.sql).
     similar: list[dict] = field(default_factory=list)
     # remember(chain=...): the live values of the memory's key at the chain's scopes wider
     # than its own (None: not read).
@@ -270,84 +270,98 @@ def remember(
             raise Forbidden("an agent writes only at its actor's own scope", reason=verdict.reason)
         # The vector before any lock: an embedder over HTTP never holds the slot.
         vector = embeddings.document_vector(key, fact)
-        embedder = providers.current()
-        tags = current_tags()
-        uid, lineage, now = memory_id(), uuid.uuid4(), timezone.now()
-        ledger.check_payload({"memory": uid, "supersedes": uid, "chars": len(fact), **tags})
-        wider = list(chain[1:]) if chain is not None else []
+        arguments = _remember_arguments(
+            actor, key, fact, vector, principal, run_id, tool_call_id, thread_id
+        )
+        arguments["same_fact_unchanged"] = same_fact_unchanged
+        arguments["chain"] = list(chain[1:]) if chain is not None else []
         with erased_as_gone(actor.ref), _one_change():
-            rows = prepared.fetch_all(
-                REMEMBER,
-                {
-                    "slot_lock": lock_id("memory", scope.id, key),
-                    "stream_lock": ledger.stream_lock(scope.stream),
-                    "scope": scope.id,
-                    "key": key,
-                    "text": fact,
-                    "uid": uid,
-                    "lineage": lineage,
-                    "actor": actor.pk,
-                    "thread": thread_id or None,
-                    "run": run_id or None,
-                    "tool_call": tool_call_id or None,
-                    "principal": principal.name,
-                    "at": now,
-                    "same_fact_unchanged": same_fact_unchanged,
-                    "embedder": embedder.identity if embedder else None,
-                    "dims": embedder.dims if embedder else None,
-                    "vector": vector,
-                    "same_vector": embedder.same_fact_similarity if embedder else 2.0,
-                    "same_near": SAME_FACT_NEAR,
-                    "same_trigram": SAME_FACT_TRIGRAM,
-                    "similar_limit": MAX_SIMILAR,
-                    "stream": scope.stream,
-                    "scope_token": scope.token,
-                    "actor_ref": actor.ref,
-                    "tags": Jsonb(tags),
-                    "channel": principal.channel,
-                    "request_id": access_log.REQUEST_ID.get(),
-                    "genesis": ledger.GENESIS,
-                    "chain": wider,
-                },
-            )
-        row = rows[0] if rows else None
-        if row is None:  # the function returns its one row or raises
+            rows = prepared.fetch_all(REMEMBER, arguments)
+        if not rows:  # the function returns its one row or raises
             raise DatabaseError("memory_core_remember returned no row")
-        pk, created, pinned, tags_kept, lineage, supersedes_id, supersedes_uid, uids, keys = row[:9]
-        if created:
+        if rows[0][1]:  # created
             embeddings.after_write(vector is not None)
-            memory = Memory(
-                pk=pk,
-                uid=uid,
-                scope=scope,
-                key=key,
-                text=fact,
-                pinned=pinned,
-                tags=list(tags_kept),
-                author=Author.AGENT,
-                origin_actor=actor,
-                origin_thread=thread_id or None,
-                origin_run=run_id or None,
-                origin_tool_call=tool_call_id or None,
-                lineage=lineage,
-                created_at=now,
+        return _written(rows, actor, arguments, asked_wider=chain is not None)
+
+
+def _remember_arguments(
+    actor: Actor, key: str, fact: str, vector, principal, run_id, tool_call_id, thread_id
+) -> dict:
+    """memory_core_remember's arguments (_REMEMBER_ARGUMENTS) but same_fact_unchanged, and
+    the new version's public id, lineage and time, chosen here."""
+    scope = actor.scope
+    embedder = providers.current()
+    tags = current_tags()
+    uid = memory_id()
+    ledger.check_payload({"memory": uid, "supersedes": uid, "chars": len(fact), **tags})
+    return {
+        "slot_lock": lock_id("memory", scope.id, key),
+        "stream_lock": ledger.stream_lock(scope.stream),
+        "scope": scope.id,
+        "key": key,
+        "text": fact,
+        "uid": uid,
+        "lineage": uuid.uuid4(),
+        "actor": actor.pk,
+        "thread": thread_id or None,
+        "run": run_id or None,
+        "tool_call": tool_call_id or None,
+        "principal": principal.name,
+        "at": timezone.now(),
+        "embedder": embedder.identity if embedder else None,
+        "dims": embedder.dims if embedder else None,
+        "vector": vector,
+        "same_vector": embedder.same_fact_similarity if embedder else 2.0,
+        "same_near": SAME_FACT_NEAR,
+        "same_trigram": SAME_FACT_TRIGRAM,
+        "similar_limit": MAX_SIMILAR,
+        "stream": scope.stream,
+        "scope_token": scope.token,
+        "actor_ref": actor.ref,
+        "tags": Jsonb(tags),
+        "channel": principal.channel,
+        "request_id": access_log.REQUEST_ID.get(),
+        "genesis": ledger.GENESIS,
+    }
+
+
+def _written(rows, actor: Actor, arguments: dict, *, asked_wider: bool) -> Written:
+    """What REMEMBER's rows say: the version (built from what was sent when it is new, read
+    back when it is a stored one), its near-duplicates and the key's wider values."""
+    pk, created, pinned, tags, lineage, supersedes_id, supersedes_uid, uids, keys = rows[0][:9]
+    if created:
+        memory = Memory(
+            pk=pk,
+            uid=arguments["uid"],
+            scope=actor.scope,
+            key=arguments["key"],
+            text=arguments["text"],
+            pinned=pinned,
+            tags=list(tags),
+            author=Author.AGENT,
+            origin_actor=actor,
+            origin_thread=arguments["thread"],
+            origin_run=arguments["run"],
+            origin_tool_call=arguments["tool_call"],
+            lineage=lineage,
+            created_at=arguments["at"],
+        )
+        memory._state.adding = False
+        memory._state.db = connection.alias
+        if supersedes_id is not None:
+            # Only its id and public id are known; anything else loads on first use.
+            memory.supersedes = Memory.from_db(
+                connection.alias, ["id", "uid"], [supersedes_id, supersedes_uid]
             )
-            memory._state.adding = False
-            memory._state.db = connection.alias
-            if supersedes_id is not None:
-                # Only its id and public id are known; anything else loads on first use.
-                memory.supersedes = Memory.from_db(
-                    connection.alias, ["id", "uid"], [supersedes_id, supersedes_uid]
-                )
-        else:
-            memory = Memory.objects.select_related("scope", "origin_actor", "supersedes").get(pk=pk)
-        token = memory.scope.token
-        similar = [{"id": u, "key": k, "scope": token} for u, k in zip(uids, keys, strict=True)]
-        if chain is None or (memory.scope_id, memory.key) != (scope.id, key):
-            # Not asked, or a repeat stored under another key: its values are read apart.
-            return Written(memory, created=created, similar=similar)
-        found = [Record(*r[9:]) for r in rows if r[9] is not None]
-        return Written(memory, created=created, similar=similar, wider=found)
+    else:
+        memory = Memory.objects.select_related("scope", "origin_actor", "supersedes").get(pk=pk)
+    token = memory.scope.token
+    similar = [{"id": u, "key": k, "scope": token} for u, k in zip(uids, keys, strict=True)]
+    if not asked_wider or (memory.scope_id, memory.key) != (actor.scope_id, arguments["key"]):
+        # Not asked, or a repeat stored under another key: its values are read apart.
+        return Written(memory, created=created, similar=similar)
+    wider = [Record(*row[9:]) for row in rows if row[9] is not None]
+    return Written(memory, created=created, similar=similar, wider=wider)
 
 
 def _one_change():
@@ -360,7 +374,8 @@ def _one_change():
 def log_written(change: Change, written: Written) -> Written:
     """The access-log row of a write: 201 for a new version, 200 for a stored repeat. The
     memories named to the writer as `similar` were read: the detail lists their ids (the
-    row's memory ids stay the one written, which is what a write's row is found by)."""
+    row's memory ids stay the one written, which is what a write's row is found by).
+    memory_core_remember (writes.sql) writes a remember's row by the same rule."""
     memory = written.memory
     detail: dict[str, object] = {"chars": len(memory.text), "created": written.created}
     if written.similar:

@@ -99,7 +99,7 @@ class Embedder(ABC):
     # alone (search.py): what bounds the answers to a question nothing on file answers.
     min_similarity: float
     # The cosine similarity between two memories' vectors from which they are taken to hold
-    # (nearly) the same fact (remember's `similar`, writes.similar_memories).
+    # (nearly) the same fact (remember's `similar`, step 4 of memory_core_remember in writes.sql).
     same_fact_similarity: float
 
     @property
