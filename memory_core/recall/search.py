@@ -140,15 +140,21 @@ _TIERS = f"""
         CROSS JOIN (SELECT count(*) AS rows FROM live) n
         GROUP BY k.key
     ), scored AS MATERIALIZED (
-        -- The distance row by row, so that no kilobyte vector is carried into the grouping.
         -- The chain's vectors in one index scan over the array of its ids (0.3 ms less at
-        -- the bench's 1m than a probe per row).
-        SELECT c.key, 1 - (e.vector <=> (SELECT vector FROM query_vector)) AS similarity
-        FROM memory_core_embedding e
-        JOIN live c ON c.id = e.memory_id
-        WHERE %(vector)s::real[] IS NOT NULL
-          AND e.memory_id = ANY(ARRAY(SELECT id FROM live))
-          AND e.embedder = %(embedder)s AND e.dims = %(dims)s
+        -- the bench's 1m than a probe per row), each distance taken in that scan and only
+        -- then joined to its key (OFFSET 0 keeps the planner from joining first): no
+        -- kilobyte vector is copied into the join (0.4-0.6 ms less at 1m).
+        SELECT c.key, d.similarity
+        FROM (
+            SELECT e.memory_id,
+                   1 - (e.vector <=> (SELECT vector FROM query_vector)) AS similarity
+            FROM memory_core_embedding e
+            WHERE %(vector)s::real[] IS NOT NULL
+              AND e.memory_id = ANY(ARRAY(SELECT id FROM live))
+              AND e.embedder = %(embedder)s AND e.dims = %(dims)s
+            OFFSET 0
+        ) AS d
+        JOIN live c ON c.id = d.memory_id
     ), semantic AS (
         SELECT key, max(similarity) AS similarity FROM scored GROUP BY key
     ), semantic_places AS (
