@@ -130,35 +130,42 @@ BEGIN
     END IF;
 
     -- 4. Near-duplicates: over the memory's own scope only (its live rows by the scope's
-    -- index); its vector read back by its id, each candidate's by its own.
+    -- index); its vector read back by its id, the candidates' in one scan.
     IF NOT unchanged THEN
         WITH written AS MATERIALIZED (
             SELECT e.vector FROM memory_core_embedding e
             WHERE e.memory_id = r_id AND e.embedder = a_embedder AND e.dims = a_dims
-        ), scored AS MATERIALIZED (
-            SELECT m.uid, m.key, m.text,
-                   (SELECT 1 - (e.vector <=> w.vector)
-                    FROM memory_core_embedding e, written w
-                    WHERE e.memory_id = m.id AND e.embedder = a_embedder AND e.dims = a_dims
-                   ) AS meaning
+        ), candidates AS MATERIALIZED (
+            -- From memory_one_live_per_scope_key alone (it includes expires_at and id).
+            SELECT m.id, m.key
             FROM memory_core_memory m
             WHERE m.scope_id = m_scope AND m.retired_at IS NULL AND m.key <> m_key
               AND (m.expires_at IS NULL OR m.expires_at > now())
+        ), meant AS MATERIALIZED (
+            -- The candidates' vectors in one index scan over the array of their ids, each
+            -- distance taken in that scan (as search.py's ranked statements do).
+            SELECT e.memory_id, 1 - (e.vector <=> (SELECT vector FROM written)) AS meaning
+            FROM memory_core_embedding e
+            WHERE e.memory_id = ANY(ARRAY(SELECT id FROM candidates))
+              AND e.embedder = a_embedder AND e.dims = a_dims
+            OFFSET 0
         ), worded AS MATERIALIZED (
-            SELECT uid, key, meaning,
-                   CASE WHEN meaning IS NULL OR meaning >= same_near AND meaning < same_vector
-                        THEN similarity(text, m_text) END AS words
-            FROM scored
+            -- A candidate's text is read only when its words are compared.
+            SELECT c.id, c.key, t.meaning,
+                   CASE WHEN t.meaning IS NULL OR t.meaning >= same_near AND t.meaning < same_vector
+                        THEN (SELECT similarity(m.text, m_text) FROM memory_core_memory m
+                              WHERE m.id = c.id) END AS words
+            FROM candidates c LEFT JOIN meant t ON t.memory_id = c.id
         ), chosen AS (
-            SELECT uid, key, greatest(meaning, words) AS closeness FROM worded
+            SELECT id, key, greatest(meaning, words) AS closeness FROM worded
             WHERE meaning >= same_vector OR words >= same_trigram
             ORDER BY greatest(meaning, words) DESC, key
             LIMIT similar_limit
         )
-        SELECT coalesce(array_agg(c.uid ORDER BY c.closeness DESC, c.key), '{}'),
+        SELECT coalesce(array_agg(m.uid ORDER BY c.closeness DESC, c.key), '{}'),
                coalesce(array_agg(c.key ORDER BY c.closeness DESC, c.key), '{}')
         INTO r_similar_uids, r_similar_keys
-        FROM chosen c;
+        FROM chosen c JOIN memory_core_memory m ON m.id = c.id;
     END IF;
 
     -- 5. What the change leaves on record.

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from memory_core import writes
 from memory_core.accounts import keys
-from memory_core.models import AccessLog, Actor, Digest, Memory
+from memory_core.models import AccessLog, Actor, Digest, Embedding, Memory
 from tests.helpers import bearer
 
 MEMORIES = "/api/v1/memories"
@@ -264,6 +264,19 @@ def test_without_an_embedder_the_same_words_are_still_found(org, client):
     )
     assert [s["key"] for s in again.json()["similar"]] == ["units"]
     assert again.json()["similar"][0]["id"] == units.json()["id"]
+
+
+def test_a_memory_written_without_a_vector_is_still_compared_by_its_words(org, client):
+    with override_settings(MEMORY_EMBEDDER="none"):
+        units = remember(client, org.acme_secret, actor="u1", key="units", fact="prefers kilometres")
+    unembedded = Memory.objects.get(uid=units.json()["id"])
+    assert not Embedding.objects.filter(memory=unembedded, vector__isnull=False).exists()
+    again = remember(
+        client, org.acme_secret, actor="u1", key="distance", fact="prefers kilometres always"
+    )
+    assert again.json()["similar"] == [
+        {"id": units.json()["id"], "key": "units", "scope": "actor:acme/u1"}
+    ]
 
 
 def test_similar_never_names_another_actors_or_another_tenants_or_a_wider_memory(

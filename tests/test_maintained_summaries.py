@@ -396,3 +396,63 @@ def test_concurrent_writes_to_shared_chains_keep_the_summaries_exact(transaction
     assert _kept_counts() == _held_counts()
     assert _kept_conflicts() == _resolved_conflicts()
     assert _kept_pairs() == _grouped_pairs()
+
+
+@pytest.mark.parametrize("first", ["publish", "remember"])
+def test_a_key_new_to_a_chain_written_while_a_wider_write_of_it_is_open_is_a_conflict(
+    transactional_db, org, first
+):
+    """An agent's first value of a key, and a person's value of it at the agent's team, in
+    two transactions that overlap: whichever commits second still finds the other's value,
+    so the conflict is kept. The maintenance skips a key held once in a chain, and decides
+    that only after it holds the chain's lock (models/maintained.sql): decided before, the
+    second writer would see one value (the other's still uncommitted) and skip the pair."""
+    import threading
+
+    from django.db import connection as conn
+
+    from memory_core.accounts.principals import Principal
+
+    person = Principal.system("cli:test")
+    started, errors = threading.Event(), []
+
+    def publish():
+        writes.publish(org.ops, "tone", "policy", principal=person)
+
+    def remember():
+        writes.remember(org.u1, "tone", "note", principal=person)
+
+    write_first, write_second = (publish, remember) if first == "publish" else (remember, publish)
+
+    def hold_open():
+        try:
+            with transaction.atomic():
+                write_first()
+                started.set()
+                # The second writer's maintenance waits on u1's chain meanwhile.
+                threading.Event().wait(0.5)
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+            started.set()
+        finally:
+            conn.close()
+
+    def write_after():
+        try:
+            started.wait(10)
+            write_second()
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=hold_open), threading.Thread(target=write_after)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    kept = ChainConflict.objects.filter(actor=org.u1, key="tone")
+    assert kept.count() == 1
+    assert _kept_conflicts() == _resolved_conflicts()
+    assert _kept_pairs() == _grouped_pairs()

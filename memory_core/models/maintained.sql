@@ -40,6 +40,23 @@ BEGIN
         RETURN;
     END IF;
     PERFORM 1 FROM memory_core_actor WHERE id = ANY(a_ids) ORDER BY id FOR NO KEY UPDATE;
+    -- Of given keys, only the pairs that have a conflict to drop or may have one to add: a
+    -- conflict kept now, or two held values of the key in the chain (a conflict is a pair of
+    -- them). Most writes are an actor's own key that no wider scope of its chain holds
+    -- (about 0.2 ms less for a remember at the bench's 1m). Checked after the lock above,
+    -- so a concurrent write to the chain has committed and is seen, or waits and sees this.
+    IF a_keys IS NOT NULL THEN
+        SELECT array_agg(w.actor_id), array_agg(w.key) INTO a_ids, a_keys
+        FROM (SELECT DISTINCT * FROM unnest(a_ids, a_keys) AS u(actor_id, key)) w
+        WHERE EXISTS (SELECT 1 FROM memory_core_chainconflict x
+                      WHERE x.actor_id = w.actor_id AND x.key = w.key)
+           OR (SELECT count(*) FROM memory_core_chains(ARRAY[w.actor_id]) c
+               JOIN memory_core_memory m ON m.scope_id = c.scope_id AND m.key = w.key
+               WHERE m.retired_at IS NULL) > 1;
+        IF a_ids IS NULL THEN
+            RETURN;
+        END IF;
+    END IF;
     IF a_keys IS NULL THEN
         WITH gone AS (
             DELETE FROM memory_core_chainconflict x WHERE x.actor_id = ANY(a_ids)
