@@ -268,7 +268,9 @@ def test_without_an_embedder_the_same_words_are_still_found(org, client):
 
 def test_a_memory_written_without_a_vector_is_still_compared_by_its_words(org, client):
     with override_settings(MEMORY_EMBEDDER="none"):
-        units = remember(client, org.acme_secret, actor="u1", key="units", fact="prefers kilometres")
+        units = remember(
+            client, org.acme_secret, actor="u1", key="units", fact="prefers kilometres"
+        )
     unembedded = Memory.objects.get(uid=units.json()["id"])
     assert not Embedding.objects.filter(memory=unembedded, vector__isnull=False).exists()
     again = remember(
