@@ -3,15 +3,14 @@ an Ollama, vLLM, TEI or OpenAI endpoint for the `http` embedder.
 
 Its vectors are word hashes (each word adds 1 to one of `dims` buckets), so two texts
 sharing words are similar and others are not; `mode` makes it misbehave the ways real
-embedders do. Every request is recorded (path, headers, body).
+embedders do. Every request is recorded (path, headers, body): loadgen/scripted.py.
 """
 
 import hashlib
-import json
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from memory_console.loadgen.scripted import ScriptedServer
 
 MODES = ("ok", "down", "bad_request", "slow", "wrong_dims", "nan", "zero", "garbage", "same")
 
@@ -25,46 +24,13 @@ def word_vector(text: str, dims: int) -> list[float]:
     return vector
 
 
-class EmbeddingServer:
+class EmbeddingServer(ScriptedServer):
     def __init__(self, dims: int = 8, mode: str = "ok"):
         self.dims, self.mode = dims, mode
-        self.requests: list[dict] = []
-        outer = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                status, payload = outer.answer(self.path, body)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        # shutdown() waits for the loop's next poll: half a second a test at the default.
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def answer(self, path: str, body: dict):
-        if path != "/v1/embeddings":
+    def respond(self, path: str, body) -> tuple[int, dict | bytes]:
+        if path != "/v1/embeddings" or body is None:
             return 404, {"error": "not found"}
         mode, dims, texts = self.mode, self.dims, body["input"]
         if mode == "down":

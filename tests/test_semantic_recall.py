@@ -340,12 +340,11 @@ def test_the_http_embedder_speaks_the_openai_protocol_with_bounded_retries(setti
 
         providers.reset()
         server.mode = "ok"
-        embedder, vectors = providers.embed(["alpha beta", "gamma"])
+        texts = ["alpha beta", "gamma"]
+        embedder, vectors = providers.embed(texts)
         # The server answers out of order; the client puts them back by index.
-        assert vectors == [
-            server.answer("/v1/embeddings", {"input": [t], "model": "m"})[1]["data"][0]["embedding"]
-            for t in ["alpha beta", "gamma"]
-        ]
+        asked = [server.respond("/v1/embeddings", {"input": [t], "model": "m"}) for t in texts]
+        assert vectors == [answer["data"][0]["embedding"] for _, answer in asked]
 
 
 def test_after_a_failure_the_embedder_is_left_alone_for_the_cooldown(org, client, settings):

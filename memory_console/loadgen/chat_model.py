@@ -3,8 +3,7 @@
 The stand-in for Ollama, vLLM, llama.cpp's server or OpenAI behind the capture extractor
 (memory_core/capture/), for the bench (a model that answers at once, so the measure is the
 server's own cost) and the tests (tests/chat_server.py scripts it to be slow, down, wrong or
-hostile). A ThreadingHTTPServer in a thread of its own, on a free loopback port; every
-request is recorded (path, headers, body).
+hostile). Real HTTP on a free loopback port, every request recorded: loadgen/scripted.py.
 
 `answer(body)` returns (status, payload): a dict is sent as JSON, bytes as they are. The
 default is `noted`: one memory per user message of the request, keyed by the message's
@@ -14,10 +13,9 @@ gives the same memories.
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-HOST = "127.0.0.1"
+from memory_console.loadgen.scripted import ScriptedServer
+
 _MESSAGE = re.compile(r"^\[user\] (.+)$", re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -58,52 +56,17 @@ def noted(body: dict) -> tuple[int, dict]:
     return 200, memories(items)
 
 
-class ChatModel:
+class ChatModel(ScriptedServer):
+    protocol_version = "HTTP/1.1"
+
     def __init__(self, answer=noted):
         self.answer = answer
-        self.requests: list[dict] = []
-        outer = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = None
-                outer.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                if not self.path.endswith("/chat/completions") or body is None:
-                    status, payload = 404, {"error": "not found"}
-                else:
-                    status, payload = outer.answer(body)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer((HOST, 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://{HOST}:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path: str, body) -> tuple[int, dict | bytes]:
+        if not path.endswith("/chat/completions") or body is None:
+            return 404, {"error": "not found"}
+        return self.answer(body)
 
     def env(self, **extra) -> dict:
         """Environment variables that point the extractor here (for a subprocess)."""
