@@ -358,41 +358,49 @@ def test_the_server_role_may_read_the_kept_tables_but_never_write_them(db, org, 
     assert ChainConflict.objects.count() == len(_resolved_conflicts())
 
 
-def test_concurrent_writes_to_shared_chains_keep_the_summaries_exact(transactional_db, org):
-    """A person publishing at the tenant and team while agents remember the same key for
-    two actors of both: every write succeeds (the maintenance locks an actor's chain, and
-    pair counts are increments) and the kept tables end equal to the recomputed ones."""
+def _errors_of_threads(*works) -> list:
+    """Run each of `works` in a thread of its own (each closing its own connection) and
+    wait for all: the exceptions they raised."""
     import threading
 
     from django.db import connection as conn
 
-    from memory_core.accounts.principals import Principal
-
-    person = Principal.system("cli:test")
     errors = []
 
     def run(work):
         try:
-            for n in range(8):
-                work(n)
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            work()
+        except Exception as error:  # noqa: BLE001 - reported by the caller's assertion
             errors.append(error)
         finally:
             conn.close()
 
-    def people(n):
-        writes.publish([org.acme, org.ops][n % 2], "tone", f"policy {n}", principal=person)
-
-    def agents(n):
-        actor = [org.u1, org.u2][n % 2]
-        writes.remember(actor, "tone", f"note {n}", principal=person)
-
-    threads = [threading.Thread(target=run, args=(w,)) for w in (people, agents, people)]
+    threads = [threading.Thread(target=run, args=(work,)) for work in works]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert errors == []
+    return errors
+
+
+def test_concurrent_writes_to_shared_chains_keep_the_summaries_exact(transactional_db, org):
+    """A person publishing at the tenant and team while agents remember the same key for
+    two actors of both: every write succeeds (the maintenance locks an actor's chain, and
+    pair counts are increments) and the kept tables end equal to the recomputed ones."""
+    from memory_core.accounts.principals import Principal
+
+    person = Principal.system("cli:test")
+
+    def people():
+        for n in range(8):
+            writes.publish([org.acme, org.ops][n % 2], "tone", f"policy {n}", principal=person)
+
+    def agents():
+        for n in range(8):
+            actor = [org.u1, org.u2][n % 2]
+            writes.remember(actor, "tone", f"note {n}", principal=person)
+
+    assert _errors_of_threads(people, agents, people) == []
     assert _kept_counts() == _held_counts()
     assert _kept_conflicts() == _resolved_conflicts()
     assert _kept_pairs() == _grouped_pairs()
@@ -408,13 +416,12 @@ def test_a_key_new_to_a_chain_written_while_a_wider_write_of_it_is_open_is_a_con
     that only after it holds the chain's lock (models/maintained.sql): decided before, the
     second writer would see one value (the other's still uncommitted) and skip the pair."""
     import threading
-
-    from django.db import connection as conn
+    import time
 
     from memory_core.accounts.principals import Principal
 
     person = Principal.system("cli:test")
-    started, errors = threading.Event(), []
+    started = threading.Event()
 
     def publish():
         writes.publish(org.ops, "tone", "policy", principal=person)
@@ -429,29 +436,15 @@ def test_a_key_new_to_a_chain_written_while_a_wider_write_of_it_is_open_is_a_con
             with transaction.atomic():
                 write_first()
                 started.set()
-                # The second writer's maintenance waits on u1's chain meanwhile.
-                threading.Event().wait(0.5)
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
-            errors.append(error)
-            started.set()
+                time.sleep(0.5)  # the second writer's maintenance waits on u1's chain
         finally:
-            conn.close()
+            started.set()
 
     def write_after():
-        try:
-            started.wait(10)
-            write_second()
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
-            errors.append(error)
-        finally:
-            conn.close()
+        started.wait(10)
+        write_second()
 
-    threads = [threading.Thread(target=hold_open), threading.Thread(target=write_after)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert _errors_of_threads(hold_open, write_after) == []
     kept = ChainConflict.objects.filter(actor=org.u1, key="tone")
     assert kept.count() == 1
     assert _kept_conflicts() == _resolved_conflicts()
