@@ -74,8 +74,9 @@ LABELS = {
     "fused": "fused",
 }
 
-# The vector rank of search.py's `scored`/`semantic` CTEs, every key of the chain: the
-# actor's chain's live rows, their vectors from the query's embedder, the best per key.
+# The vector rank of search.py's `scored`/`semantic` CTEs without their floor and cut, so
+# over every key of the chain: the actor's chain's live rows, their vectors from the
+# query's embedder, the best per key.
 VECTOR_RANK = f"""
     WITH chain_rows AS MATERIALIZED (SELECT m.id AS pk, m.key {LIVE_IN_CHAIN})
     SELECT c.key, max(1 - (e.vector <=> %(vector)s::real[]::vector)) AS similarity
