@@ -24,9 +24,9 @@ tenant's rows. Tiers, reported by name:
   and RELATIVE_CUT of the best match's. A key's fused score is the sum of 1 / (RRF_K + its
   place) in each rank that placed it, and a key either found may be returned; the floor is
   what bounds the answers to a question nothing on file answers. (Placing every key in the
-  semantic rank, as before, only reordered lexical matches below the floor, cost 0.6-0.7 ms at
-  the bench's 1m, and found 1 more of DEV's 168 at @5.) Calibrated on the DEV half of
-  tests/recall/generalise (docs/agents/recall.md).
+  semantic rank, as before, only reordered the lexical matches that missed the floor or the
+  cut, cost 0.6-0.7 ms at the bench's 1m, and found 1 more of DEV's 168 at @5.) Calibrated
+  on the DEV half of tests/recall/generalise (docs/agents/recall.md).
 - `fts`: the lexical rank alone, when there is no vector to compare (no embedder, it
   failed, or none of the chain's vectors is its own).
 - `trigram` (pg_trgm word similarity, which catches a typo of one word inside a longer
