@@ -12,6 +12,7 @@ from django.db import DataError, IntegrityError, connection, transaction
 
 from memory_console.demo import load_demo
 from memory_core import turns, writes
+from memory_core.actors import chain_of
 from memory_core.models import AccessLog, Embedding, LedgerEvent, Memory
 from memory_core.recall import embeddings, providers, search
 from memory_core.recall.providers import document_text, vector_problem, without_stopwords
@@ -216,6 +217,64 @@ def test_any_meaningful_word_matches_lexically_ranked_by_how_many_and_how_rare(
     # A rarer word weighs more: "lunch" is in one key, "porto" in two.
     _, keys, _ = search.ranked_chain(["tenant:acme"], "porto lunch", 5)
     assert keys[0] == "lunch"
+
+
+def _fused_by_the_documented_rule(chain, query: str) -> list[str]:
+    """The fusion as docs/agents/recall.md states it, computed apart from search.py's SQL:
+    the lexical places are the `fts` tier's order (no embedder), the semantic places those
+    of recall_eval's vector rank cut at the floor and half the best match (its own copy of
+    that rule), each key scoring the sum of 1 / (RRF_K + place) over the ranks that placed
+    it, ties by key."""
+    from fractions import Fraction
+
+    from django.test import override_settings
+
+    from memory_console.management.commands.recall_eval import _vector_rank
+
+    with override_settings(MEMORY_EMBEDDER="none"):
+        providers.reset()
+        _, lexical, tier = search.ranked_chain(chain, query, 100)
+    providers.reset()
+    lexical = lexical if tier == "fts" else []
+    ranked = _vector_rank(chain, query)
+    best = ranked[0][1] if ranked else 0.0
+    floor = providers.current().min_similarity
+    semantic = [k for k, s in ranked if s >= floor and s >= search.RELATIVE_CUT * best]
+    score: dict[str, Fraction] = {}
+    for places in (lexical, semantic):
+        for place, key in enumerate(places, start=1):
+            score[key] = score.get(key, Fraction(0)) + Fraction(1, search.RRF_K + place)
+    return sorted(score, key=lambda key: (-score[key], key))
+
+
+def test_the_fused_rank_is_the_documented_rule_over_its_two_parts(org, operator, settings):
+    # Word matches that miss the semantic cut, close meanings that share no word, and both.
+    settings.MEMORY_EMBEDDER = "wordllama"
+    providers.reset()
+    for key, text in [
+        ("manager", "reports to Dana Whitfield"),
+        ("report", "writes the weekly report on Fridays"),
+        ("pet", "owns a golden retriever named Biscuit"),
+        ("commute", "cycles to the office along the river"),
+        ("lunch", "eats lunch at the office canteen at noon"),
+        ("allergy", "allergic to peanuts and shellfish"),
+        ("language", "speaks Portuguese at home and English at work"),
+        ("editor", "writes code in Neovim with a dark theme"),
+    ]:
+        writes.remember(org.u1, key, text, principal=org.acme_agent)
+    writes.publish(org.acme, "office", "the office is in Porto", principal=operator)
+    writes.publish(org.ops, "report-format", "reports are written in Markdown", principal=operator)
+    chain = chain_of(org.u1)
+    for query in [
+        "who does she report to?",
+        "does she have a dog at home?",
+        "what food should we avoid ordering for her?",
+        "how does she get to the office, and where does she eat?",
+        "which tools and languages does she write with?",
+    ]:
+        _, keys, tier = search.ranked_chain(chain, query, 100)
+        assert tier == "hybrid"
+        assert keys == _fused_by_the_documented_rule(chain, query), query
 
 
 def test_an_unrelated_query_finds_nothing(org, client, boss, dog):
