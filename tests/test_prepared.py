@@ -13,6 +13,7 @@ from memory_core import actors, applied, curation, writes
 from memory_core.accounts import keys
 from memory_core.db import prepared
 from memory_core.models import Actor, ApiKey, LedgerEvent, Memory, Scope
+from memory_core.recall import search
 from memory_core.rules.facts import Record
 from memory_core.shapes import resolving_threads, shape, shape_row
 from memory_core.transcripts import record_message
@@ -117,6 +118,21 @@ def test_hot_statements_are_prepared_once_and_planned_generically(org):
             ["%SELECT m.uid, s.token, m.key, m.text, m.author%"],
         )
         assert cursor.fetchone()[0] == 1
+
+
+def test_the_ranked_statements_are_read_for_placeholders_once_per_process(org):
+    """psycopg keeps its reading of a statement only up to 4,096 bytes; prepared._split keeps
+    it for the ranked statements too (13 KB). This also notices a psycopg whose private
+    PostgresQuery no longer lets prepared._KeptQuery do that."""
+    chain = actors.chain_of(org.u1)
+    assert len(search.RANKED_SELECTION.encode()) > 4096
+    search.ranked_selection(chain, "coffee", 5)
+    before = prepared._split.cache_info()
+    first = search.ranked_selection(chain, "coffee", 5)
+    second = search.ranked_selection(chain, "tea", 5)
+    after = prepared._split.cache_info()
+    assert after.hits >= before.hits + 2 and after.misses == before.misses
+    assert first[0].kept is not None and second[0].kept is not None
 
 
 def test_prepared_statements_still_show_in_the_query_log(org):

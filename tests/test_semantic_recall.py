@@ -102,6 +102,30 @@ def test_the_default_embedder_loads_from_its_own_package_and_never_downloads(mon
     assert embedder.identity.startswith("wordllama:l2_supercat_256@0.4")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "reports to Dana Whitfield",
+        "Qual é a comida favorita dela? Feijoada à moda do Porto",
+        "Wie heißt ihr Hund? Der Hund heißt Bruno und ist 7 Jahre alt",
+        "¿Dónde vive? En Málaga, cerca de la playa",
+        "allergic to penicillin 💊 since 2019-04-03",
+        "x",
+        "the",
+        "retrospective " * 300,
+    ],
+)
+def test_one_text_is_embedded_bit_for_bit_as_wordllamas_own_embed(text):
+    """WordLlama._one, the path of a query or one remember, against the library's embed."""
+    model = WORDLLAMA._loaded()
+    expected = model.embed([without_stopwords(text)], norm=True, batch_size=256)
+    got = WORDLLAMA.embed([text])
+    assert got.shape == (1, 256) and got.dtype == expected.dtype
+    assert (got == expected).all()
+    # and as the same text's row of a batch, which goes through the library
+    assert (WORDLLAMA.embed([text, "an unrelated second text"])[0] == got[0]).all()
+
+
 # --- every write path embeds ------------------------------------------------------------
 
 

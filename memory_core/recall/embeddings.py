@@ -32,6 +32,8 @@ from memory_core.recall import providers
 log = logging.getLogger("memory_core.recall.embeddings")
 
 FLOAT4_OID, FLOAT4_ARRAY_OID = 700, 1021  # fixed in every PostgreSQL
+# One element of the binary array: built once (a dtype from a list is parsed on each use).
+_ELEMENT = numpy.dtype([("length", ">i4"), ("value", ">f4")])
 
 
 class Vector:
@@ -52,7 +54,7 @@ class VectorDumper(Dumper):
 
     def dump(self, obj: Vector) -> bytes:
         count = len(obj.values)
-        elements = numpy.empty(count, dtype=[("length", ">i4"), ("value", ">f4")])
+        elements = numpy.empty(count, dtype=_ELEMENT)
         elements["length"] = 4
         elements["value"] = obj.values
         return struct.pack(">iiiii", 1, 0, FLOAT4_OID, count, 1) + elements.tobytes()
