@@ -294,7 +294,7 @@ def reset() -> None:
     _health.down_until = 0.0
 
 
-def embed_documents(pairs) -> tuple[Embedder, list[list[float]]] | None:
+def embed_documents(pairs) -> tuple[Embedder, list] | None:
     """embed() of memories given as (key, text) pairs, each as its embedder frames one."""
     embedder = current()
     if embedder is None:
@@ -302,7 +302,7 @@ def embed_documents(pairs) -> tuple[Embedder, list[list[float]]] | None:
     return embed([embedder.document(key, text) for key, text in pairs])
 
 
-def embed_query(text: str) -> tuple[Embedder, list[list[float]]] | None:
+def embed_query(text: str) -> tuple[Embedder, list] | None:
     """embed() of a search's or a turn's query, as its embedder frames one."""
     embedder = current()
     if embedder is None:
@@ -310,7 +310,7 @@ def embed_query(text: str) -> tuple[Embedder, list[list[float]]] | None:
     return embed([embedder.query(text)])
 
 
-def embed(texts: list[str]) -> tuple[Embedder, list[list[float]]] | None:
+def embed(texts: list[str]) -> tuple[Embedder, list] | None:
     """Vectors for `texts` from the configured embedder, each checked; None when there is no
     embedder, it is cooling down after a failure, or it fails now (then it cools down)."""
     from django.conf import settings
@@ -329,9 +329,11 @@ def embed(texts: list[str]) -> tuple[Embedder, list[list[float]]] | None:
     return embedder, vectors
 
 
-def _checked(embedder: Embedder, vectors, count: int) -> list[list[float]]:
-    """The embedder's vectors as lists of floats, each checked (vector_problem); a 2-D
-    array of floats (wordllama's) is checked as a whole, which is much faster."""
+def _checked(embedder: Embedder, vectors, count: int) -> list:
+    """The embedder's vectors, each checked. A 2-D array of floats (wordllama's) is checked
+    as a whole, which is much faster, and its rows are returned as they are (a Vector sends
+    one without a list of Python floats between); other answers as lists of floats, each
+    checked by vector_problem."""
     if isinstance(vectors, numpy.ndarray):
         if vectors.shape != (count, embedder.dims) or vectors.dtype.kind != "f":
             raise EmbedderError(f"{embedder.identity} returned an array of {vectors.shape}")
@@ -339,7 +341,7 @@ def _checked(embedder: Embedder, vectors, count: int) -> list[list[float]]:
             raise EmbedderError(f"{embedder.identity} returned a bad vector: NaN or infinite")
         if not numpy.any(vectors, axis=1).all():
             raise EmbedderError(f"{embedder.identity} returned a bad vector: the zero vector")
-        return vectors.tolist()  # float32 to Python floats: exact, as through float64
+        return list(vectors)
     if len(vectors) != count:
         raise EmbedderError(f"{len(vectors)} vectors for {count} texts")
     for vector in vectors:
