@@ -120,19 +120,26 @@ def test_hot_statements_are_prepared_once_and_planned_generically(org):
         assert cursor.fetchone()[0] == 1
 
 
-def test_the_ranked_statements_are_read_for_placeholders_once_per_process(org):
+def test_the_ranked_statements_are_read_for_placeholders_once_per_process(org, monkeypatch):
     """psycopg keeps its reading of a statement only up to 4,096 bytes; prepared._split keeps
-    it for the ranked statements too (13 KB). This also notices a psycopg whose private
-    PostgresQuery no longer lets prepared._KeptQuery do that."""
+    it for the ranked statements too (13 KB), and they answer as through psycopg's own. This
+    also notices a psycopg whose private PostgresQuery no longer lets prepared._KeptQuery
+    do that."""
+    from psycopg._queries import PostgresQuery
+
+    writes.remember(org.u1, "drink", "black coffee, no sugar", principal=org.acme_agent)
     chain = actors.chain_of(org.u1)
     assert len(search.RANKED_SELECTION.encode()) > 4096
     search.ranked_selection(chain, "coffee", 5)
     before = prepared._split.cache_info()
-    first = search.ranked_selection(chain, "coffee", 5)
-    second = search.ranked_selection(chain, "tea", 5)
+    kept = [search.ranked_selection(chain, q, 5) for q in ("coffee", "tea")]
     after = prepared._split.cache_info()
     assert after.hits >= before.hits + 2 and after.misses == before.misses
-    assert first[0].kept is not None and second[0].kept is not None
+    assert [e.key for e in kept[0][0].kept] == ["drink"]
+
+    monkeypatch.setattr(prepared._PreparedBinaryCursor, "_query_cls", PostgresQuery)
+    assert [search.ranked_selection(chain, q, 5) for q in ("coffee", "tea")] == kept
+    assert prepared._split.cache_info() == after
 
 
 def test_prepared_statements_still_show_in_the_query_log(org):
