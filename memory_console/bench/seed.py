@@ -276,10 +276,10 @@ class Seeder:
         """ANALYZE the tables the seed fills each time its memories double (from 1,000).
         The seed is one transaction, so autovacuum never sees its rows, and the summaries'
         triggers went on planning for the tables as the migration left them, empty. With a
-        chain estimated at ~150 scopes, remember's check for a key held twice in a chain
-        (maintained.sql) became a skip scan of the live index over every scope for each
-        key (PostgreSQL 18), 21 s per tenant by 5 % of a 1m seed, and the seed would have
-        taken hours. ANALYZE in the transaction samples its own rows, and the cached plans
+        chain estimated at ~150 scopes, the conflict rebuild's check for a key held twice
+        in a chain (maintained.sql) became a skip scan of the live index over every scope for
+        each key (PostgreSQL 18): 21 s per tenant by 5 % of a 1m seed, hours for the whole.
+        ANALYZE in the transaction samples its own rows, and the cached plans
         are made again: 1m is seeded in minutes."""
         if self.memories < max(1000, 2 * self.analyzed_at):
             return
