@@ -47,22 +47,31 @@ def test_the_seeds_analyze_skips_no_table_inside_a_transaction_as_the_owner():
     # seed connects as the owner. A role that may not analyze a table gets a notice and the
     # table is skipped, so the notices are what this checks.
     notices = []
-    with transaction.atomic(), connection.cursor() as cursor:
-        connection.connection.add_notice_handler(lambda d: notices.append(d.message_primary))
-        cursor.execute("SET LOCAL ROLE NONE")
-        cursor.execute("SELECT current_user = session_user")
-        assert cursor.fetchone()[0]
-        seeder = _seeder(cursor)
-        seeder.memories = 1000
-        seeder.analyze_as_it_grows()
-        assert seeder.analyzed_at == 1000
-        cursor.execute(
-            "SELECT count(*) FROM pg_class WHERE relname = ANY(%s) AND relkind = 'r'"
-            " AND reltuples >= 0",
-            [list(ANALYZED_AS_IT_GROWS)],
-        )
-        assert cursor.fetchone()[0] == len(ANALYZED_AS_IT_GROWS)
-        # The statistics go with the transaction: the suite's other tests keep planning as
-        # they did.
-        transaction.set_rollback(True)
+
+    def heard(diagnostic):
+        notices.append(diagnostic.message_primary)
+
+    connection.ensure_connection()
+    connection.connection.add_notice_handler(heard)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL ROLE NONE")
+            cursor.execute("SELECT current_user = session_user")
+            assert cursor.fetchone()[0]
+            seeder = _seeder(cursor)
+            seeder.memories = 1000
+            seeder.analyze_as_it_grows()
+            assert seeder.analyzed_at == 1000
+            cursor.execute(
+                "SELECT count(*) FROM pg_class WHERE relname = ANY(%s) AND relkind = 'r'"
+                " AND reltuples >= 0",
+                [list(ANALYZED_AS_IT_GROWS)],
+            )
+            assert cursor.fetchone()[0] == len(ANALYZED_AS_IT_GROWS)
+            # The statistics go with the transaction: the suite's other tests keep planning
+            # as they did.
+            transaction.set_rollback(True)
+    finally:
+        # The connection goes back to the pool: it does not keep this test's handler.
+        connection.connection.remove_notice_handler(heard)
     assert notices == []

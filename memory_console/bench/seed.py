@@ -279,8 +279,8 @@ class Seeder:
         chain estimated at ~150 scopes, the conflict rebuild's check for a key held twice
         in a chain (maintained.sql) became a skip scan of the live index over every scope for
         each key (PostgreSQL 18): 21 s per tenant by 5 % of a 1m seed, hours for the whole.
-        ANALYZE in the transaction samples its own rows, and the cached plans
-        are made again: 1m is seeded in minutes."""
+        ANALYZE in the transaction samples its own rows, and the cached plans are made
+        again: 1m is seeded in minutes."""
         if self.memories < max(1000, 2 * self.analyzed_at):
             return
         self.conn.execute(f"ANALYZE {', '.join(ANALYZED_AS_IT_GROWS)}")
