@@ -88,6 +88,50 @@ def turn_request(rng, actors) -> tuple:
     return ("POST", "/api/v1/turns", body, (200,))
 
 
+# The API's REST ops the bench measures over HTTP (bench_ab compares two servers on them).
+REST_OPS = ("turn", "turn_query", "search", "remember", "readback")
+
+
+def rest_plans(rng, pick) -> dict:
+    """Each REST op's next request, (method, path, body, expected statuses), for the actor
+    whose ref `pick()` returns: a first turn of a new run, the same with a two-word query
+    (one in five with a typo), a remember of one of 20 keys, the read-back, a search."""
+    from memory_console.bench import words
+
+    return {
+        "turn": lambda: (
+            "POST",
+            "/api/v1/turns",
+            {"actor": pick(), "run_id": f"bench-{uuid.uuid4().hex}"},
+            (200,),
+        ),
+        "turn_query": lambda: (
+            "POST",
+            "/api/v1/turns",
+            {
+                "actor": pick(),
+                "run_id": f"bench-{uuid.uuid4().hex}",
+                "query": words.query(rng, typo=rng.random() < 0.2),
+            },
+            (200,),
+        ),
+        "remember": lambda: (
+            "POST",
+            "/api/v1/memories",
+            {"actor": pick(), "key": f"bench-note-{rng.randrange(20)}", "fact": words.fact(rng)},
+            (200, 201),
+        ),
+        "readback": lambda: ("GET", f"/api/v1/memories?actor={pick()}&limit=50", None, (200,)),
+        "search": lambda: (
+            "GET",
+            f"/api/v1/memories/search?actor={pick()}"
+            f"&q={quote(words.query(rng, typo=rng.random() < 0.2))}",
+            None,
+            (200,),
+        ),
+    }
+
+
 def mcp_request(ref: str, tool: str, arguments: dict) -> tuple:
     from memory_console.loadgen import mcp
 
@@ -121,31 +165,7 @@ def http_ops(port, secret, password, actors, console, args, rng) -> dict:
         return rng.choice(actors)["ref"]
 
     plans = {
-        "turn": lambda: turn_request(rng, actors),
-        "turn_query": lambda: (
-            "POST",
-            "/api/v1/turns",
-            {
-                "actor": pick(),
-                "run_id": f"bench-{uuid.uuid4().hex}",
-                "query": words.query(rng, typo=rng.random() < 0.2),
-            },
-            (200,),
-        ),
-        "remember": lambda: (
-            "POST",
-            "/api/v1/memories",
-            {"actor": pick(), "key": f"bench-note-{rng.randrange(20)}", "fact": words.fact(rng)},
-            (200, 201),
-        ),
-        "readback": lambda: ("GET", f"/api/v1/memories?actor={pick()}&limit=50", None, (200,)),
-        "search": lambda: (
-            "GET",
-            f"/api/v1/memories/search?actor={pick()}"
-            f"&q={quote(words.query(rng, typo=rng.random() < 0.2))}",
-            None,
-            (200,),
-        ),
+        **rest_plans(rng, pick),
         # The same turn and remember as MCP tool calls (2026-07-28, the actor in the URL).
         "mcp_context": lambda: mcp_request(
             pick(), "memory_context", {"run_id": f"bench-{uuid.uuid4().hex}"}
@@ -192,12 +212,13 @@ ROUND_OPS = ("turn", "mcp_context", "turn_query", "search", "remember", "mcp_rem
 ROUNDS = 10
 
 
-def interleaved_ops(port, headers: dict, plans: dict, names, args) -> dict:
+def interleaved_ops(port, headers: dict, plans: dict, names, args, *, ports=None, rng=None):
     """The ops `names` measured in alternating rounds: args.requests split as evenly as
     they go into ROUNDS rounds (fewer when there are fewer requests), each round a block of
     each op in turn; an op's warm-up runs before its block of the first round only.
     headers[name] and plans[name]() are an op's headers and its next request; the summaries
-    come back by name, each of args.requests measured requests."""
+    come back by name, each of args.requests measured requests. `ports[name]`, when given,
+    is the op's server (bench_ab's two); `rng`, when given, shuffles each round's order."""
     from memory_console.bench import load
     from memory_console.bench.report import summary
 
@@ -205,12 +226,20 @@ def interleaved_ops(port, headers: dict, plans: dict, names, args) -> dict:
     walls = dict.fromkeys(names, 0.0)
     share, extra = divmod(args.requests, ROUNDS)
     counts = [share + (1 if n < extra else 0) for n in range(ROUNDS)]
+    order = list(names)
     for n, count in enumerate(c for c in counts if c):
         warmup = args.warmup if n == 0 else 0
-        for name in names:
+        if rng is not None:
+            rng.shuffle(order)
+        for name in order:
             requests = [plans[name]() for _ in range(warmup + count)]
             measured, wall = load.drive(
-                port, headers[name], lambda i, r=requests: r[i], args.clients, warmup, count
+                ports[name] if ports else port,
+                headers[name],
+                lambda i, r=requests: r[i],
+                args.clients,
+                warmup,
+                count,
             )
             latencies[name] += measured
             walls[name] += wall

@@ -67,7 +67,8 @@ def _terminate_with_parent() -> None:
 class AppServer:
     """`python manage.py serve --workers N` on `port` (a free one by default).
 
-    `env` adds to (or overrides) the environment the server and `manage()` run with.
+    `env` adds to (or overrides) the environment the server and `manage()` run with;
+    `project` is the checkout whose manage.py serves (this one by default).
     `access_log=False` sends gunicorn's access log (stdout) nowhere: the production config
     writes it, so the workers pay for it as in production, but nobody needs to read it; the
     error log (stderr) always goes to `log_path`.
@@ -83,8 +84,10 @@ class AppServer:
         port: int | None = None,
         env: dict | None = None,
         access_log: bool = True,
+        project: Path = PROJECT,
     ):
         self.workers = workers
+        self.project = project
         self.port = port or free_port()
         self.log_path = log_path
         self.access_log = access_log
@@ -114,7 +117,7 @@ class AppServer:
                     "--workers",
                     str(self.workers),
                 ],
-                cwd=PROJECT,
+                cwd=self.project,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=log if self.access_log else subprocess.DEVNULL,
@@ -149,7 +152,7 @@ class AppServer:
         """A management command against the same database, with the same environment."""
         return subprocess.run(
             [sys.executable, "manage.py", *args],
-            cwd=PROJECT,
+            cwd=self.project,
             env=self.env,
             capture_output=True,
             text=True,
