@@ -6,7 +6,9 @@ rest: the console's views (a logged-in page, the login form) and any database er
 API's handlers do not map.
 
 Two kinds of failure are a 503, both "try again shortly", neither leaving anything
-half-written (PostgreSQL rolled the transaction back):
+half-written (PostgreSQL rolled the transaction back; a message whose connection failed at
+its commit is looked up first, memory_core/db/outcome.py, and answered 504 when the
+database cannot say):
 
 - unavailable: no connection (refused, lost mid-query, the pool's PoolTimeout, which Django
   wraps as OperationalError), the server shutting down or starting, out of connections;
@@ -29,6 +31,11 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER = "5"
 UNAVAILABLE = "the database is unavailable; try again shortly"
 TRANSIENT = "the database could not complete this request (a conflict); try again"
+# A 504, not a 503: the write may be stored (memory_core/db/outcome.py).
+OUTCOME_UNKNOWN = (
+    "the database did not confirm this write in time; it may have been stored: "
+    "look before sending it again"
+)
 
 PAGE = """<!doctype html>
 <html lang="en">

@@ -4,11 +4,12 @@ Pruning never touches memories: a memory learned in a pruned thread keeps its or
 fields, and every surface reports "origin no longer resolves" instead of failing.
 """
 
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
 from memory_core.actors import global_scope
 from memory_core.capture import queue as capture_queue
 from memory_core.changes import audited
+from memory_core.db import outcome
 from memory_core.errors import Invalid
 from memory_core.models import Actor, LedgerEvent, Message, Thread
 from memory_core.models.transcripts import Role
@@ -79,21 +80,34 @@ def thread_states(digests) -> dict[int, str]:
 def record_message(
     actor: Actor, thread_ref: str, role: str, text: str, *, principal, run_id: str | None = None
 ) -> Message:
-    with audited(principal, "message", actor_ref=actor.ref) as change:
-        require(
-            host_id_problem(thread_ref or "", "thread_id"),
-            host_id_problem(run_id, "run_id"),
-            text_problem(text, "text", MAX_MESSAGE_CHARS),
-        )
-        if role not in Role.values:
-            raise Invalid(f"role must be one of {', '.join(Role.values)}")
-        thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
-        message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)
-        # Capture's automatic queue (MEMORY_EXTRACT_EVERY): queued here, extracted by a
-        # worker, never inside this request.
-        capture_queue.maybe_enqueue(thread)
-        change.log(201, count=1, detail={"chars": len(text), "role": role})
-    return message
+    """A message has no idempotency key, so a caller retries it only after a 503 (nothing
+    was written). When the connection fails once its statements have run, at the commit
+    (the primary lost mid-commit), the message is looked up until a primary answers
+    (db/outcome.py): stored, it is the answer; absent, the 503 stands; no answer in time,
+    OutcomeUnknown (504)."""
+    written = None
+    try:
+        with audited(principal, "message", actor_ref=actor.ref) as change:
+            require(
+                host_id_problem(thread_ref or "", "thread_id"),
+                host_id_problem(run_id, "run_id"),
+                text_problem(text, "text", MAX_MESSAGE_CHARS),
+            )
+            if role not in Role.values:
+                raise Invalid(f"role must be one of {', '.join(Role.values)}")
+            thread, _ = Thread.objects.get_or_create(actor=actor, ref=thread_ref)
+            message = Message.objects.create(thread=thread, run_id=run_id, role=role, text=text)
+            # Capture's automatic queue (MEMORY_EXTRACT_EVERY): queued here, extracted by a
+            # worker, never inside this request.
+            capture_queue.maybe_enqueue(thread)
+            change.log(201, count=1, detail={"chars": len(text), "role": role})
+            written = message
+    except (OperationalError, InterfaceError):
+        if written is None or connection.in_atomic_block:
+            raise  # failed before its commit (rolled back), or the commit is the caller's
+        if not outcome.stored(Message.objects.filter(uid=written.uid).exists):
+            raise
+    return written
 
 
 _PRUNE_MESSAGES = """

@@ -19,6 +19,7 @@ from ninja.parser import Parser
 from memory_console import unavailable
 from memory_console.api import actors, health, memories, threads, turns
 from memory_console.api.auth import ApiKeyBearer
+from memory_core.db.outcome import OutcomeUnknown
 from memory_core.errors import DomainError, Unavailable
 from memory_core.ledger import access_log
 
@@ -133,6 +134,14 @@ def _log_refusal(request, detail: dict) -> None:
     match = request.resolver_match
     action = ACTIONS.get((request.method, match.url_name if match else None), "api.request")
     access_log.record(principal, action, 422, detail=detail)
+
+
+@api.exception_handler(OutcomeUnknown)
+def outcome_unknown(request, error: OutcomeUnknown):
+    """A write whose commit the database never confirmed (memory_core/db/outcome.py): not a
+    503, which says nothing was written and invites the retry that could store it twice."""
+    logger.error("the outcome of %s is unknown (answered 504)", request.path)
+    return api.create_response(request, {"detail": unavailable.OUTCOME_UNKNOWN}, status=504)
 
 
 @api.exception_handler(InterfaceError)

@@ -24,6 +24,7 @@ from memory_console.mcp import protocol
 from memory_console.mcp.connection import Connection
 from memory_console.mcp.jsonrpc import INVALID_REQUEST, UNAUTHORIZED, UNAVAILABLE, error
 from memory_core.accounts import keys
+from memory_core.db.outcome import OutcomeUnknown
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,9 @@ def endpoint(request, ref: str | None = None):
             return refusal(406, "Not Acceptable: this server answers with application/json")
         headers = {name: request.headers[name] for name in MCP_HEADERS if name in request.headers}
         answer = protocol.handle(request.body, headers, Connection.for_key(api_key, ref))
+    except OutcomeUnknown:
+        logger.error("the outcome of %s is unknown (answered 504)", request.path)
+        return refusal(504, unavailable.OUTCOME_UNKNOWN, UNAVAILABLE)
     except (InterfaceError, OperationalError) as failure:
         kind = unavailable.classify(failure)
         if kind is None:
