@@ -82,7 +82,7 @@ def test_bench_ab_refuses_bad_options_before_it_serves_or_writes(org, options, n
     assert ApiKey.objects.count() == keys_before
 
 
-def test_bench_ab_refuses_a_side_b_without_side_as_actors(org, transactional_db):
+def test_bench_ab_refuses_a_side_b_without_side_a_s_actors(org, transactional_db):
     other = f"{_test_database()}_ab_{uuid.uuid4().hex[:8]}"
     admin = bench_db.server_url("postgres", OWNER_ALIAS)
     with psycopg.connect(admin, autocommit=True) as conn:

@@ -15,7 +15,6 @@ the bench's is (run.credentials) and revoked when the comparison ends. Nothing e
 written but what the requests themselves write (turns, remembers and their records).
 """
 
-import secrets
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from types import SimpleNamespace
 import psycopg
 
 from memory_console.loadgen.server import PROJECT, AppServer
-from memory_core.accounts.keys import PREFIX_CHARS, SECRET_PREFIX, hash_secret
+from memory_core.accounts.keys import new_secret
 from memory_core.rules.ids import api_key_id
 from memory_core.rules.scopes import GLOBAL
 
@@ -43,7 +42,7 @@ class Side:
 
 def issue_key(owner_url: str) -> tuple[str, int]:
     """A fresh API key of global reach in that database: its secret and its row's id."""
-    body = secrets.token_urlsafe(32)
+    secret, prefix, secret_hash = new_secret()
     with psycopg.connect(owner_url, autocommit=True) as conn:
         (key_id,) = conn.execute(
             """
@@ -53,9 +52,9 @@ def issue_key(owner_url: str) -> tuple[str, int]:
             FROM memory_core_scope s WHERE s.token = %s
             RETURNING id
             """,
-            (api_key_id(), body[:PREFIX_CHARS], hash_secret(f"{SECRET_PREFIX}{body}"), GLOBAL),
+            (api_key_id(), prefix, secret_hash, GLOBAL),
         ).fetchone()
-    return f"{SECRET_PREFIX}{body}", key_id
+    return secret, key_id
 
 
 def revoke_key(owner_url: str, key_id: int) -> None:

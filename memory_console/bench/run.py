@@ -41,16 +41,15 @@ def credentials():
     in the bench database: the bench is its own operator."""
     from django.contrib.auth import get_user_model
 
-    from memory_core.accounts.keys import PREFIX_CHARS, SECRET_PREFIX, hash_secret
+    from memory_core.accounts.keys import new_secret
     from memory_core.actors import global_scope
     from memory_core.models import ApiKey
 
-    body = secrets.token_urlsafe(32)
-    secret = f"{SECRET_PREFIX}{body}"
+    secret, prefix, secret_hash = new_secret()
     ApiKey.objects.create(
         name="bench",
-        prefix=body[:PREFIX_CHARS],
-        secret_hash=hash_secret(secret),
+        prefix=prefix,
+        secret_hash=secret_hash,
         reach=global_scope(),
         created_by="bench",
     )
@@ -84,8 +83,11 @@ SATURATING_CLIENTS_PER_WORKER = 4
 
 def turn_request(rng, actors) -> tuple:
     """A first turn of a new run for a random sampled actor."""
-    body = {"actor": rng.choice(actors)["ref"], "run_id": f"bench-{uuid.uuid4().hex}"}
-    return ("POST", "/api/v1/turns", body, (200,))
+    return _first_turn(rng.choice(actors)["ref"])
+
+
+def _first_turn(ref: str) -> tuple:
+    return ("POST", "/api/v1/turns", {"actor": ref, "run_id": f"bench-{uuid.uuid4().hex}"}, (200,))
 
 
 # The API's REST ops the bench measures over HTTP (bench_ab compares two servers on them).
@@ -99,12 +101,7 @@ def rest_plans(rng, pick) -> dict:
     from memory_console.bench import words
 
     return {
-        "turn": lambda: (
-            "POST",
-            "/api/v1/turns",
-            {"actor": pick(), "run_id": f"bench-{uuid.uuid4().hex}"},
-            (200,),
-        ),
+        "turn": lambda: _first_turn(pick()),
         "turn_query": lambda: (
             "POST",
             "/api/v1/turns",

@@ -46,6 +46,14 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def new_secret() -> tuple[str, str, str]:
+    """A fresh key's clear secret, the prefix it is looked up by, and the hash stored of it
+    (the bench's own keys are made from it too)."""
+    body = secrets.token_urlsafe(32)
+    secret = f"{SECRET_PREFIX}{body}"
+    return secret, body[:PREFIX_CHARS], hash_secret(secret)
+
+
 def create_api_key(
     name: str,
     reach: Scope,
@@ -84,15 +92,13 @@ def create_api_key(
             )
             require_not_erased(actor, actor_ref)  # (a registering look-up checked already)
         while True:
-            body = secrets.token_urlsafe(32)
-            prefix = body[:PREFIX_CHARS]
+            secret, prefix, secret_hash = new_secret()
             if not ApiKey.objects.filter(prefix=prefix).exists():
                 break
-        secret = f"{SECRET_PREFIX}{body}"
         key = ApiKey.objects.create(
             name=name,
             prefix=prefix,
-            secret_hash=hash_secret(secret),
+            secret_hash=secret_hash,
             reach=reach,
             actor=actor,
             created_by=principal.name,
