@@ -5,7 +5,7 @@ no search is run; it checks the data, not how well anything answers it."""
 from collections import Counter
 
 from tests.recall import cases
-from tests.recall.generalise import people, questions, split
+from tests.recall.generalise import background, people, questions, split
 from tests.recall.generalise.people import (
     FACT_MAX_CHARS,
     FACT_RECORDS,
@@ -152,6 +152,39 @@ def test_wider_scope_facts_are_distractors_at_every_level():
     ]
     assert len(others) >= 15
     assert {s.lang for s in SCOPED_FACTS} == set(LANGUAGES)
+
+
+def test_every_chain_holds_hundreds_of_rows_the_background_around_the_facts():
+    # A real chain holds far more than the facts asked about: background.py's notes.
+    for ref, person in PEOPLE.items():
+        rows = (
+            len(FACT_RECORDS[ref])
+            + len(background.PERSONAL_NOTES[ref])
+            + sum(1 for s in SCOPED_FACTS + background.SCOPED_NOTES if s.scope in person.chain)
+        )
+        assert rows >= 300, (ref, rows)
+        notes = background.PERSONAL_NOTES[ref]
+        keys = [n.key for n in notes]
+        assert len(set(keys)) == len(keys) and not set(keys) & set(FACTS[ref]), ref
+        langs = Counter(n.lang for n in notes)
+        assert langs["en"] and (person.language == "en" or langs[person.language] >= 15), langs
+    shared = {(s.scope, s.key) for s in SCOPED_FACTS}
+    notes = background.SCOPED_NOTES
+    assert len({(s.scope, s.key) for s in notes}) == len(notes)
+    assert not {(s.scope, s.key) for s in notes} & shared
+    assert {s.scope for s in notes} == {s.scope for s in SCOPED_FACTS}
+    every = [n for ns in background.PERSONAL_NOTES.values() for n in ns] + list(notes)
+    for note in every:
+        assert KEY_PATTERN.match(note.key) and _one_line(note.text), note
+        assert len(note.text) <= FACT_MAX_CHARS and note.kind == background.NOTE, note
+        assert note.lang in LANGUAGES and not getattr(note, "pinned", False), note
+    # No template outweighs the rest: each kind of note is at most a fifth of its level's.
+    for level in (notes, [n for ns in background.PERSONAL_NOTES.values() for n in ns]):
+        kinds = Counter(n.key.split(".", 1)[0] for n in level)
+        assert max(kinds.values()) <= len(level) / 5, kinds
+    # Notes speak of work, never of a person's life: no question's expected fact is repeated.
+    texts = {_normal(n.text) for n in every}
+    assert not texts & {_normal(f.text) for f in ALL_FACTS}
 
 
 def test_dev_and_test_are_disjoint_halves_stratified_and_frozen():

@@ -131,7 +131,9 @@ class WordLlama(Embedder):
     # Calibrated on the DEV half of tests/recall/generalise (docs/agents/recall.md): 0.2
     # dropped right answers that scored 0.1 to 0.19, while off-topic questions' best matches
     # score 0.1 to 0.44, so no floor separates the two. At 0.15 fused search finds 98 of 168
-    # at @5 (0.2: 87) for 74 off-topic results of 140 (0.2: 44; no floor: 137).
+    # at @5 (0.2: 87) for 74 off-topic results of 140 (0.2: 44; no floor: 137). With the
+    # chains grown to ~310 rows by everyday notes it still trades the same way on DEV (fused
+    # @5 / off-topic results: 0.15 75 / 107, 0.18 73 / 88, 0.2 70 / 72, 0.22 67 / 58).
     min_similarity = 0.15
     # Calibrated on rewordings of facts under another key against every pair of two
     # different facts of one person (writes.SAME_FACT_TRIGRAM says on what).

@@ -8,6 +8,10 @@ What it holds:
   habit, constraint) and language (en, pt, es, de), plus 60 wider-scope facts (team, tenant
   and global) that act as distractors: some on the same keys as personal facts, so that
   precedence matters, and some worded like another person's personal fact.
+- background.py: the everyday work notes around those facts (tickets, promised answers,
+  drafts; customers, incidents, runbooks), generated deterministically, so that each chain
+  holds about 310 rows as a real one does; they say nothing about anyone's life and answer
+  no question.
 - questions.py: one question per personal fact (the expected key is unambiguous within that
   person's facts), each flagged for whether it shares a content word with its fact, in
   English, Portuguese, Spanish and German, including English questions about facts written
