@@ -84,10 +84,12 @@ def test_recall_on_the_held_out_set_stays_at_its_baseline(world):
     assert dev["off_topic_questions"] == test["off_topic_questions"] == 28
     problems = held_to_baseline("dev", dev) + held_to_baseline("test", test)
     assert not problems, "; ".join(problems)
-    # The ranking is never worse than its parts on the split it was tuned on.
-    fused = dev["rankings"]["fused"]
-    for part in ("lexical", "vector"):
-        for metric in ("search_at_3", "search_at_5"):
-            assert fused[metric] >= dev["rankings"][part][metric], (part, metric)
+    # The ranking is never worse than its parts, on the split it was tuned on and (by its
+    # totals) on the one it was not: issue 30's "never worse than its parts" is about TEST.
+    for name, figures in (("dev", dev), ("test", test)):
+        fused = figures["rankings"]["fused"]
+        for part in ("lexical", "vector"):
+            for metric in ("search_at_3", "search_at_5"):
+                assert fused[metric] >= figures["rankings"][part][metric], (name, part, metric)
     # The raw vector rank always answers with the nearest keys, even off-topic.
     assert dev["rankings"]["vector"]["off_topic_results"] == 5 * 28
