@@ -10,11 +10,13 @@ questions.py and no off-topic one; it is there to be in the way, lexically and b
 as the rest of a real chain is.
 
 It is generated, deterministically, from small tables of each tenant's customers, topics and
-documents in the four languages, so that every chain holds at least 200 live rows
+documents in the four languages, so that every chain holds at least 300 live rows
 (tests/test_recall_generalise_data.py checks it): per person NOTES_PER_PERSON notes at
-their own scope, a third of them in their first language; per team NOTES_PER_TEAM; per
-tenant NOTES_PER_TENANT; GLOBAL_NOTES at `global`. It was added after the split was made
-and before any ranking was run on the larger chains; it changes no question and no fact.
+their own scope, a third of them in their first language (or all in English); per team
+NOTES_PER_TEAM; per tenant NOTES_PER_TENANT; GLOBAL_NOTES at `global`. It was added long
+after the split was made, and it changes no question and no fact. Its first draft, run on
+DEV only, had one template make up a third of the wider scopes' notes; it was given more
+kinds of note before TEST was run (docs/agents/recall.md).
 """
 
 import random
