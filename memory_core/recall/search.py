@@ -96,10 +96,10 @@ def _tsquery(text_sql: str) -> str:
 _PREFIX = f"left(word, greatest({PREFIX_MIN}, length(word) - {PREFIX_DROP}))"
 
 # The query's content words as search_simple spells them, each with its one-word tsqueries:
-# against search_simple, its prefix (which every word that starts with the word itself also
-# starts with), or the word itself when it is shorter than PREFIX_MIN; against search, its
-# English stem (NULL when English has none for it). One test of search_simple, not one for
-# the word and one for its prefix: 0.04 ms less of a turn with a query at the bench's 1m.
+# against search_simple, the word's prefix, or the word itself when it is shorter than
+# PREFIX_MIN (the prefix also matches the word itself, so one test does for both: 0.04 ms
+# less of a turn with a query at the bench's 1m than testing each); against search, its
+# English stem (NULL when English has none for it).
 _WORDS = f"""
         SELECT word,
                CASE WHEN length(word) >= {PREFIX_MIN}
